@@ -1,0 +1,144 @@
+/**
+ * The built docs (dist/docs, from `npm run docs`) in headless Chromium, served on
+ * loopback with every other address blocked: the API reference renders its operations
+ * and webhooks, the sandbox reference renders, and every error code's doc_url lands on
+ * its section. Screenshots go to test-results/docs/ (git-ignored).
+ */
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDocsServer, type DocsServer } from '../../scripts/docs-server.ts';
+import { loadDescription, repoRoot } from '../support/description.ts';
+
+const docsDir = path.join(repoRoot, 'dist/docs');
+const shots = path.join(repoRoot, 'test-results/docs');
+const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let server: DocsServer;
+let browser: Browser;
+/** Every request the pages tried to make off the docs server. */
+const offsite: string[] = [];
+
+async function open(pathname: string): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  await page.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith(server.url) || url.startsWith('data:') || url.startsWith('blob:')) return route.continue();
+    offsite.push(url);
+    return route.abort();
+  });
+  await page.goto(`${server.url}${pathname}`, { waitUntil: 'load' });
+  return page;
+}
+
+/** True when a heading starting with this text (badges such as Deprecated may follow) is in the viewport. */
+function headingInView(page: Page, text: string): Promise<boolean> {
+  return page.evaluate((wanted) => {
+    const heading = [...document.querySelectorAll('h1, h2, h3')].find((h) => h.textContent?.trim().startsWith(wanted));
+    if (!heading) return false;
+    const { top } = heading.getBoundingClientRect();
+    return top >= 0 && top < window.innerHeight;
+  }, text);
+}
+
+/** Error codes as the descriptions document them (x-error-status maps). */
+function documentedCodes(): string[] {
+  return [loadDescription('openapi'), loadDescription('sandbox')].flatMap((doc) =>
+    Object.values<any>(doc.components.schemas).flatMap((s) => Object.keys(s['x-error-status'] ?? {})),
+  );
+}
+
+beforeAll(async () => {
+  if (!existsSync(path.join(docsDir, 'index.html'))) throw new Error('dist/docs is missing: run `npm run docs` first.');
+  if (!existsSync(chromiumPath)) throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  await mkdir(shots, { recursive: true });
+  server = await startDocsServer({ dir: docsDir });
+  browser = await chromium.launch({
+    executablePath: chromiumPath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+describe('docs in a browser', () => {
+  it('renders every operation and webhook of the public API, reached from the sidebar', async () => {
+    const page = await open('/docs/');
+    await expect.poll(() => page.title()).toBe('Payment Service API');
+    const doc = loadDescription('openapi');
+    const operations = [
+      ...Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item)),
+      ...Object.values<any>(doc.webhooks).flatMap((item) => Object.values<any>(item)),
+    ];
+    expect(operations.length).toBe(9);
+    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+    for (const tag of doc.tags.map((t: any) => t.name)) {
+      await sidebar.getByText(tag, { exact: true }).first().click();
+      for (const op of operations.filter((o) => o.tags.includes(tag))) {
+        await sidebar.getByText(op.summary, { exact: true }).first().click();
+        await expect.poll(() => page.url(), { message: op.operationId }).toContain(op.operationId.toLowerCase());
+        await expect.poll(() => headingInView(page, op.summary), { message: op.summary }).toBe(true);
+      }
+    }
+    await page.screenshot({ path: path.join(shots, 'api-reference-webhook.png') });
+    await page.close();
+  }, 90_000);
+
+  it('shows a create operation with its Idempotency-Key and its 400 error examples', async () => {
+    const page = await open('/docs/');
+    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+    await sidebar.getByText('Checkout sessions', { exact: true }).first().click();
+    await sidebar.getByText('Create a checkout session', { exact: true }).first().click();
+    await expect.poll(() => headingInView(page, 'Create a checkout session')).toBe(true);
+    expect(await page.locator('main').innerText()).toContain('Idempotency-Key');
+    await page.getByRole('tab', { name: '400', exact: true }).first().click();
+    await expect.poll(() => page.locator('main').innerText()).toContain('validation_failed');
+    await page.screenshot({ path: path.join(shots, 'api-reference-create-400.png') });
+    await page.close();
+  }, 60_000);
+
+  it('renders the sandbox API reference', async () => {
+    const page = await open('/docs/sandbox/');
+    await expect.poll(() => page.title()).toBe('Payment Service Sandbox API');
+    const doc = loadDescription('sandbox');
+    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+    for (const tag of doc.tags.map((t: any) => t.name)) {
+      await expect.poll(() => sidebar.getByText(tag, { exact: true }).count(), tag).toBeGreaterThan(0);
+    }
+    await sidebar.getByText(doc.tags[0].name, { exact: true }).first().click();
+    const first = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item)).find((op) => op.tags.includes(doc.tags[0].name));
+    await sidebar.getByText(first.summary, { exact: true }).first().click();
+    await expect.poll(() => headingInView(page, first.summary)).toBe(true);
+    await page.screenshot({ path: path.join(shots, 'sandbox-reference.png') });
+    await page.close();
+  }, 60_000);
+
+  it('has a section with id="<code>" for every documented error code', async () => {
+    const page = await open('/docs/errors/');
+    const codes = documentedCodes();
+    expect(codes.length).toBeGreaterThanOrEqual(13);
+    for (const code of codes) {
+      expect(await page.locator(`section[id="${code}"]`).count(), code).toBe(1);
+    }
+    await page.close();
+  });
+
+  it('scrolls errors/#validation_failed to its section', async () => {
+    const page = await open('/docs/errors/#validation_failed');
+    const section = page.locator('#validation_failed');
+    await expect.poll(() => section.evaluate((el) => Math.round(el.getBoundingClientRect().top))).toBeLessThanOrEqual(5);
+    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    expect(await section.innerText()).toMatch(/HTTP 400/);
+    await page.screenshot({ path: path.join(shots, 'errors-validation_failed.png') });
+    await page.close();
+  });
+
+  it('made no request off the local docs server (works offline)', () => {
+    expect(offsite).toEqual([]);
+  });
+});
