@@ -633,11 +633,17 @@ export interface components {
          */
         KnownErrorCode: "validation_failed" | "card_not_enabled" | "open_banking_not_enabled" | "settlement_account_missing" | "open_banking_currency_unsupported" | "currency_mismatch" | "idempotency_error" | "unauthorized" | "token_expired" | "invalid_token" | "unknown_api_key" | "not_found" | "internal_error";
         /**
+         * ServiceErrorCode
+         * @description **Assumption:** codes for requests outside the described operations, which the document does not name: `method_not_allowed` (405) answers a method that a described path does not support. Like every code, it comes in the envelope with a `doc_url`.
+         * @enum {string}
+         */
+        ServiceErrorCode: "method_not_allowed";
+        /**
          * ErrorCode
          * @description Stable machine code; clients branch on it, never on the message. **Open set**: codes may be added later, and clients fall back to a generic failure rather than crashing.
          * @example validation_failed
          */
-        ErrorCode: components["schemas"]["KnownErrorCode"] | string;
+        ErrorCode: components["schemas"]["KnownErrorCode"] | components["schemas"]["ServiceErrorCode"] | string;
         /**
          * ValidationErrorDetail
          * @description One failing field of a `validation_failed` error.

@@ -1,6 +1,6 @@
 /**
- * The built docs (dist/docs, from `npm run docs`) in headless Chromium, served on
- * loopback with every other address blocked: the API reference renders its operations
+ * The built docs (dist/docs, from `npm run docs`) in headless Chromium, served by the
+ * reference server on loopback with every other address blocked: the API reference renders its operations
  * and webhooks, the sandbox reference renders, and every error code's doc_url lands on
  * its section. Screenshots go to test-results/docs/ (git-ignored).
  */
@@ -9,14 +9,14 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDocsServer, type DocsServer } from '../../scripts/docs-server.ts';
 import { loadDescription, repoRoot } from '../support/description.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
 
 const docsDir = path.join(repoRoot, 'dist/docs');
 const shots = path.join(repoRoot, 'test-results/docs');
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-let server: DocsServer;
+let server: TestServer;
 let browser: Browser;
 /** Every request the pages tried to make off the docs server. */
 const offsite: string[] = [];
@@ -54,7 +54,7 @@ beforeAll(async () => {
   if (!existsSync(path.join(docsDir, 'index.html'))) throw new Error('dist/docs is missing: run `npm run docs` first.');
   if (!existsSync(chromiumPath)) throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
-  server = await startDocsServer({ dir: docsDir });
+  server = await startTestServer({ docsDir });
   browser = await chromium.launch({
     executablePath: chromiumPath,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],

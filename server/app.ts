@@ -1,0 +1,206 @@
+/**
+ * The reference server: Koa, with the public API and the sandbox API each routed and
+ * validated by openapi-backend from generated/. Middleware, outermost first:
+ * request log → error envelope → raw body → docs / health / API dispatch.
+ */
+import { readFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { timingSafeEqual, createHash } from 'node:crypto';
+import Koa, { type Context as KoaContext } from 'koa';
+import type { Document } from 'openapi-backend';
+import pino, { type Logger } from 'pino';
+import { Tokens } from './auth/tokens.ts';
+import { docsSite } from './docs/site.ts';
+import { Idempotency, type Reply } from './domain/idempotency.ts';
+import { newSandboxToken } from './domain/ids.ts';
+import { createOrganisation } from './domain/organisations.ts';
+import { MALFORMED } from './handlers/createAccessToken.ts';
+import { publicHandlers } from './handlers/index.ts';
+import { parseBody } from './http/body.ts';
+import { ApiError, validationFailed } from './http/errors.ts';
+import { Backend } from './http/openapi.ts';
+import { errorEnvelope } from './middleware/error-envelope.ts';
+import { rawBody } from './middleware/raw-body.ts';
+import { requestLog } from './middleware/request-log.ts';
+import { sandboxHandlers } from './sandbox/handlers.ts';
+import type { Scope, Services } from './scope.ts';
+import { SqliteStore } from './store/sqlite.ts';
+import type { Store } from './store/types.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const readDescription = (name: string) => JSON.parse(readFileSync(path.join(root, 'generated', name), 'utf8')) as Document;
+
+export interface ServerOptions {
+  port?: number;
+  host?: string;
+  /** SQLite file path or `:memory:`. */
+  db?: string;
+  /** The sandbox API's bearer token; `false` turns the sandbox API off; undefined picks a random one. */
+  sandboxToken?: string | false;
+  publicUrl?: string;
+  docsUrl?: string;
+  /** Where `npm run docs` wrote the Redoc pages. */
+  docsDir?: string;
+  logger?: Logger;
+  /** Create the demo organisation when the database has none (the CLI does). */
+  demo?: boolean;
+  /** How often expired idempotency records are deleted. */
+  cleanupIntervalMs?: number;
+}
+
+export interface DemoOrganisation {
+  id: string;
+  webhookSigningSecret: string;
+  apiKeys: { test: { clientId: string; clientSecret: string }; live: { clientId: string; clientSecret: string } };
+}
+
+export interface PaymentServer {
+  url: string;
+  publicUrl: string;
+  docsUrl: string;
+  sandboxToken: string | undefined;
+  demo: DemoOrganisation | undefined;
+  store: Store;
+  close(): Promise<void>;
+}
+
+const TOKEN_PATH = '/api/token';
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export async function createPaymentServer(options: ServerOptions = {}): Promise<PaymentServer> {
+  const host = options.host ?? '127.0.0.1';
+  const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite');
+  await store.migrate();
+  const tokens = await Tokens.open(store);
+  const sandboxToken = options.sandboxToken === false ? undefined : options.sandboxToken ?? newSandboxToken();
+
+  const publicDefinition = readDescription('openapi.json');
+  const sandboxDefinition = readDescription('sandbox.json');
+
+  const publicApi = await Backend.create<Scope>({
+    definition: publicDefinition,
+    handlers: publicHandlers,
+    security: {
+      bearerAuth: async (c, scope) => {
+        scope.auth = await scope.services.tokens.authenticate(c.request.headers.authorization as string | undefined);
+        return scope.auth.ok;
+      },
+    },
+    unauthorized: (_c, scope) => {
+      const auth = scope.auth;
+      return auth && !auth.ok ? new ApiError(401, auth.code, auth.message) : new ApiError(401, 'unauthorized', 'Authentication required.');
+    },
+    // The token endpoint answers its failures as { error: <string> }, not the envelope.
+    onValidationFail: (c) => (c.operation?.operationId === 'createAccessToken' ? MALFORMED : undefined),
+  });
+  const sandboxApi = sandboxToken
+    ? await Backend.create<Scope>({
+        definition: sandboxDefinition,
+        handlers: sandboxHandlers,
+        security: {
+          sandboxToken: async (c) => {
+            const match = /^Bearer +(\S+)$/i.exec(String(c.request.headers.authorization ?? '').trim());
+            return Boolean(match && sameSecret(match[1]!, sandboxToken));
+          },
+        },
+        unauthorized: () => new ApiError(401, 'unauthorized', 'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).'),
+      })
+    : undefined;
+
+  const app = new Koa();
+  // The address (and so publicUrl) is known only once listening; the app is composed after.
+  let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = http.createServer((req, res) => handle(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 4010, host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const publicUrl = (options.publicUrl ?? url).replace(/\/$/, '');
+  const docsUrl = (options.docsUrl ?? `${publicUrl}/docs`).replace(/\/$/, '');
+
+  const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, log };
+
+  async function dispatch(ctx: KoaContext, backend: Backend<Scope>): Promise<void> {
+    if (ctx.state.bodyTooLarge) {
+      if (ctx.path === TOKEN_PATH) return send(ctx, MALFORMED);
+      throw validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
+    }
+    const reply = await backend.handle(
+      {
+        method: ctx.method,
+        path: ctx.path,
+        headers: ctx.headers,
+        query: ctx.query as Record<string, string | string[]>,
+        body: parseBody(ctx.state.rawBody as Buffer, ctx.get('content-type') || undefined),
+      },
+      { services, koa: ctx },
+    );
+    send(ctx, reply);
+  }
+
+  app.use(requestLog(log));
+  app.use(errorEnvelope(docsUrl));
+  app.use(rawBody());
+  app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
+  app.use(async function route(ctx) {
+    if (ctx.path === '/healthz') {
+      ctx.body = { ok: true };
+      return;
+    }
+    if (ctx.path.startsWith('/api/')) return dispatch(ctx, publicApi);
+    if (ctx.path.startsWith('/sandbox/') && sandboxApi) return dispatch(ctx, sandboxApi);
+    throw new ApiError(404, 'not_found', 'No such resource.');
+  });
+
+  handle = app.callback();
+
+  let demo: DemoOrganisation | undefined;
+  if (options.demo && (await store.countOrganisations()) === 0) {
+    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
+  }
+
+  const cleanup = setInterval(() => {
+    store.deleteExpired(Date.now()).catch((err: unknown) => log.error({ err }, 'clean-up failed'));
+  }, options.cleanupIntervalMs ?? 60_000);
+  cleanup.unref();
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    publicUrl,
+    docsUrl,
+    sandboxToken,
+    demo,
+    store,
+    close() {
+      closing ??= (async () => {
+        clearInterval(cleanup);
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+          setTimeout(() => server.closeAllConnections(), 2000).unref();
+        });
+        await store.close();
+      })();
+      return closing;
+    },
+  };
+}
+
+function send(ctx: KoaContext, reply: Reply): void {
+  ctx.status = reply.status;
+  ctx.set('cache-control', 'no-store');
+  if (reply.replayed) ctx.set('idempotent-replayed', 'true');
+  ctx.body = reply.body;
+}

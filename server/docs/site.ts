@@ -1,0 +1,56 @@
+/**
+ * The docs under /docs/: the error-code page is rendered from the descriptions at start,
+ * so every error's doc_url resolves even before `npm run docs`; the Redoc pages are
+ * served from dist/docs/ (built by `npm run docs`). Paths resolve inside that folder only.
+ */
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import type { Middleware } from 'koa';
+import { collectErrorCodes, renderErrorPage } from './error-page.ts';
+
+const contentTypes: Record<string, string> = {
+  '.html': 'text/html; charset=utf-8',
+  '.json': 'application/json',
+  '.png': 'image/png',
+  '.svg': 'image/svg+xml',
+};
+
+const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Docs not built</title></head>
+<body><h1>API reference not built</h1><p>Run <code>npm run docs</code> and reload. The
+<a href="/docs/errors/">error-code page</a> is always available.</p></body></html>`;
+
+export function docsSite(options: { dir: string; descriptions: object[] }): Middleware {
+  const dir = path.resolve(options.dir);
+  const errorPage = renderErrorPage(collectErrorCodes(options.descriptions as Array<Record<string, unknown>>));
+  return async function docs(ctx, next) {
+    if (ctx.path === '/docs') return ctx.redirect('/docs/');
+    if (!ctx.path.startsWith('/docs/')) return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+    let relative: string;
+    try {
+      relative = decodeURIComponent(ctx.path.slice('/docs/'.length));
+    } catch {
+      return next();
+    }
+    if (relative === 'errors' || relative === 'sandbox') return ctx.redirect(`/docs/${relative}/`);
+    ctx.set('cache-control', 'no-cache');
+    if (relative === 'errors/' || relative === 'errors/index.html') {
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = errorPage;
+      return;
+    }
+    const file = path.resolve(dir, relative === '' || relative.endsWith('/') ? `${relative}index.html` : relative);
+    if (file !== dir && !file.startsWith(dir + path.sep)) return next();
+    const info = await stat(file).catch(() => undefined);
+    if (!info?.isFile()) {
+      if (relative === '' || relative === 'sandbox/') {
+        ctx.type = 'text/html; charset=utf-8';
+        ctx.body = NOT_BUILT;
+        return;
+      }
+      return next();
+    }
+    ctx.type = contentTypes[path.extname(file)] ?? 'application/octet-stream';
+    ctx.body = await readFile(file);
+  };
+}

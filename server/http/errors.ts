@@ -1,0 +1,46 @@
+/**
+ * The error envelope (`{ error: { code, message, param, doc_url, details? } }`) and the
+ * one exception type handlers throw to answer with it.
+ */
+
+export interface ErrorDetail {
+  field: string;
+  constraints: Record<string, string>;
+}
+
+/** Raised when a request must be answered with the error envelope. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly param: string | null = null,
+    readonly details?: ErrorDetail[],
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `No such ${what}.`);
+
+export function validationFailed(details: ErrorDetail[]): ApiError {
+  // `param` names the field only when exactly one field is to blame.
+  const fields = [...new Set(details.map((d) => d.field))];
+  const param = fields.length === 1 && fields[0] !== '' ? fields[0]! : null;
+  const message =
+    fields.length === 1 ? Object.values(details[0]!.constraints)[0] ?? 'Invalid request.' : `${fields.length} fields are invalid.`;
+  return new ApiError(400, 'validation_failed', message, param, details);
+}
+
+export function envelope(error: ApiError, docsUrl: string) {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      param: error.param,
+      doc_url: `${docsUrl}/errors/#${error.code}`,
+      ...(error.code === 'validation_failed' && error.details ? { details: error.details } : {}),
+    },
+  };
+}

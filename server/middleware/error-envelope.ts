@@ -1,0 +1,26 @@
+/**
+ * Answers every error with the envelope and `doc_url` = `{docs_url}/errors/#<code>`.
+ * Anything unexpected is logged (with its stack, in the log only) and answered as 500
+ * `internal_error`: no stack trace, SQL or secret ever reaches a response body.
+ */
+import type { Middleware } from 'koa';
+import { ApiError, envelope } from '../http/errors.ts';
+
+export function errorEnvelope(docsUrl: string): Middleware {
+  return async function answerErrors(ctx, next) {
+    try {
+      await next();
+    } catch (caught) {
+      let error: ApiError;
+      if (caught instanceof ApiError) {
+        error = caught;
+      } else {
+        ctx.state.log?.error({ err: caught }, 'unexpected error');
+        error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
+      }
+      ctx.status = error.status;
+      ctx.set('cache-control', 'no-store');
+      ctx.body = envelope(error, docsUrl);
+    }
+  };
+}

@@ -1,0 +1,27 @@
+/**
+ * Gives each request an id (a sane incoming `X-Request-Id`, or a new one), echoes it, and
+ * logs one line when the answer is sent. Bodies and headers are never logged, so secrets
+ * (client secrets, tokens, webhook secrets) cannot reach the log.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+
+const SANE_ID = /^[\w.-]{1,64}$/;
+
+export function requestLog(log: Logger): Middleware {
+  return async function logRequest(ctx, next) {
+    const incoming = ctx.get('x-request-id');
+    const id = SANE_ID.test(incoming) ? incoming : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = log.child({ reqId: id });
+    ctx.set('x-request-id', id);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+    }
+  };
+}

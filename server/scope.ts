@@ -1,0 +1,29 @@
+/** What every handler receives besides openapi-backend's context. */
+import type { Context as KoaContext } from 'koa';
+import type { Logger } from 'pino';
+import type { Authentication, Tokens } from './auth/tokens.ts';
+import type { Idempotency } from './domain/idempotency.ts';
+import type { Store } from './store/types.ts';
+
+export interface Services {
+  store: Store;
+  tokens: Tokens;
+  idempotency: Idempotency;
+  publicUrl: string;
+  docsUrl: string;
+  sandboxToken: string | undefined;
+  log: Logger;
+}
+
+export interface Scope {
+  services: Services;
+  koa: KoaContext;
+  /** Set by the bearer security check. */
+  auth?: Authentication;
+}
+
+/** The authenticated API key and organisation; handlers of secured operations only. */
+export function authenticated(scope: Scope) {
+  if (!scope.auth?.ok) throw new Error('handler reached without authentication');
+  return scope.auth;
+}

@@ -1,0 +1,86 @@
+/**
+ * Schema migrations, applied in name order by Kysely's Migrator at start. A migration
+ * once released is never edited: add a new one.
+ */
+import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely';
+
+const migrations: Record<string, Migration> = {
+  '0001_initial': {
+    async up(db: Kysely<any>) {
+      await db.schema
+        .createTable('settings')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('value', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('organisations')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('settlement_currency', 'text', (c) => c.notNull())
+        .addColumn('card_enabled', 'integer', (c) => c.notNull())
+        .addColumn('open_banking_approved', 'integer', (c) => c.notNull())
+        .addColumn('settlement_account', 'integer', (c) => c.notNull())
+        .addColumn('webhook_secret', 'text', (c) => c.notNull())
+        .addColumn('clock_offset_ms', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('api_keys')
+        .addColumn('client_id', 'text', (c) => c.primaryKey())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('organisations.id'))
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('secret_hash', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .execute();
+      await db.schema
+        .createTable('payments')
+        .addColumn('transaction_id', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('session_id', 'text', (c) => c.unique())
+        .addColumn('org_id', 'text', (c) => c.notNull().references('organisations.id'))
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('amount_total', 'real', (c) => c.notNull())
+        .addColumn('currency', 'text', (c) => c.notNull())
+        .addColumn('checkout_method', 'text', (c) => c.notNull())
+        .addColumn('reference', 'text', (c) => c.notNull())
+        .addColumn('particulars', 'text', (c) => c.notNull())
+        .addColumn('code', 'text', (c) => c.notNull())
+        .addColumn('redirect_url', 'text', (c) => c.notNull())
+        .addColumn('webhook_url', 'text')
+        .addColumn('foreign_transaction_id', 'text')
+        .addColumn('description', 'text')
+        .addColumn('transaction_type', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('updated_at', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'integer')
+        .execute();
+      await db.schema.createIndex('payments_org').on('payments').columns(['org_id', 'created_at']).execute();
+      await db.schema
+        .createTable('idempotency_keys')
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('fingerprint', 'text', (c) => c.notNull())
+        .addColumn('status', 'integer', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('created_at', 'integer', (c) => c.notNull())
+        .addColumn('expires_at', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['org_id', 'mode', 'key'])
+        .execute();
+      await db.schema.createIndex('idempotency_keys_expiry').on('idempotency_keys').columns(['org_id', 'expires_at']).execute();
+      await db.schema
+        .createTable('faults')
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('remaining', 'integer', (c) => c.notNull())
+        .addPrimaryKeyConstraint('faults_pk', ['org_id', 'kind'])
+        .execute();
+      await sql`select 1`.execute(db);
+    },
+  },
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

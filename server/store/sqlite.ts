@@ -1,0 +1,327 @@
+/**
+ * The SQLite store: better-sqlite3 behind Kysely, WAL journal, migrations at start.
+ * Organisations and API keys are read on every authenticated request, so they are cached
+ * in memory; this process is the database's only writer, so the cache stays exact.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, sql, type Selectable } from 'kysely';
+import { migrationProvider } from './migrations.ts';
+import type { ApiKey, FaultKind, IdempotencyRecord, Mode, Organisation, Payment, Store } from './types.ts';
+
+interface OrganisationsTable {
+  id: string;
+  name: string;
+  settlement_currency: string;
+  card_enabled: number;
+  open_banking_approved: number;
+  settlement_account: number;
+  webhook_secret: string;
+  clock_offset_ms: number;
+  created_at: number;
+}
+interface ApiKeysTable {
+  client_id: string;
+  org_id: string;
+  mode: string;
+  secret_hash: string;
+  created_at: number;
+}
+interface PaymentsTable {
+  transaction_id: string;
+  kind: string;
+  session_id: string | null;
+  org_id: string;
+  mode: string;
+  status: string;
+  amount_total: number;
+  currency: string;
+  checkout_method: string;
+  reference: string;
+  particulars: string;
+  code: string;
+  redirect_url: string;
+  webhook_url: string | null;
+  foreign_transaction_id: string | null;
+  description: string | null;
+  transaction_type: string;
+  created_at: number;
+  updated_at: number;
+  expires_at: number | null;
+}
+interface IdempotencyKeysTable {
+  org_id: string;
+  mode: string;
+  key: string;
+  fingerprint: string;
+  status: number;
+  body: string;
+  created_at: number;
+  expires_at: number;
+}
+interface Tables {
+  settings: { key: string; value: string };
+  organisations: OrganisationsTable;
+  api_keys: ApiKeysTable;
+  payments: PaymentsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  faults: { org_id: string; kind: string; remaining: number };
+}
+
+function toOrganisation(row: Selectable<OrganisationsTable>): Organisation {
+  return {
+    id: row.id,
+    name: row.name,
+    settlementCurrency: row.settlement_currency as Organisation['settlementCurrency'],
+    cardEnabled: row.card_enabled === 1,
+    openBankingApproved: row.open_banking_approved === 1,
+    settlementAccount: row.settlement_account === 1,
+    webhookSecret: row.webhook_secret,
+    clockOffsetMs: row.clock_offset_ms,
+  };
+}
+
+function toPayment(row: Selectable<PaymentsTable>): Payment {
+  return {
+    transactionId: row.transaction_id,
+    kind: row.kind as Payment['kind'],
+    sessionId: row.session_id,
+    orgId: row.org_id,
+    mode: row.mode as Mode,
+    status: row.status,
+    amountTotal: row.amount_total,
+    currency: row.currency as Payment['currency'],
+    checkoutMethod: row.checkout_method as Payment['checkoutMethod'],
+    reference: row.reference,
+    particulars: row.particulars,
+    code: row.code,
+    redirectUrl: row.redirect_url,
+    webhookUrl: row.webhook_url,
+    foreignTransactionId: row.foreign_transaction_id,
+    description: row.description,
+    transactionType: row.transaction_type as Payment['transactionType'],
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+    expiresAt: row.expires_at,
+  };
+}
+
+function paymentRow(p: Payment): PaymentsTable {
+  return {
+    transaction_id: p.transactionId,
+    kind: p.kind,
+    session_id: p.sessionId,
+    org_id: p.orgId,
+    mode: p.mode,
+    status: p.status,
+    amount_total: p.amountTotal,
+    currency: p.currency,
+    checkout_method: p.checkoutMethod,
+    reference: p.reference,
+    particulars: p.particulars,
+    code: p.code,
+    redirect_url: p.redirectUrl,
+    webhook_url: p.webhookUrl,
+    foreign_transaction_id: p.foreignTransactionId,
+    description: p.description,
+    transaction_type: p.transactionType,
+    created_at: p.createdAt,
+    updated_at: p.updatedAt,
+    expires_at: p.expiresAt,
+  };
+}
+
+export class SqliteStore implements Store {
+  readonly db: Kysely<Tables>;
+  private readonly organisations = new Map<string, Organisation>();
+  private readonly apiKeys = new Map<string, ApiKey | null>();
+
+  constructor(file: string) {
+    if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    const database = new Database(file);
+    database.pragma('journal_mode = WAL');
+    // WAL with synchronous=NORMAL survives a process crash (not a power loss) and keeps writes fast.
+    database.pragma('synchronous = NORMAL');
+    database.pragma('foreign_keys = ON');
+    database.pragma('busy_timeout = 5000');
+    this.db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
+  }
+
+  async migrate(): Promise<void> {
+    const { error } = await new Migrator({ db: this.db, provider: migrationProvider }).migrateToLatest();
+    if (error) throw error;
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy();
+  }
+
+  async getSetting(key: string): Promise<string | undefined> {
+    const row = await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst();
+    return row?.value;
+  }
+
+  async putSetting(key: string, value: string): Promise<void> {
+    await this.db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value }))
+      .execute();
+  }
+
+  async createOrganisation(org: Organisation): Promise<void> {
+    await this.db
+      .insertInto('organisations')
+      .values({
+        id: org.id,
+        name: org.name,
+        settlement_currency: org.settlementCurrency,
+        card_enabled: org.cardEnabled ? 1 : 0,
+        open_banking_approved: org.openBankingApproved ? 1 : 0,
+        settlement_account: org.settlementAccount ? 1 : 0,
+        webhook_secret: org.webhookSecret,
+        clock_offset_ms: org.clockOffsetMs,
+        created_at: Date.now(),
+      })
+      .execute();
+    this.organisations.set(org.id, { ...org });
+  }
+
+  async getOrganisation(id: string): Promise<Organisation | undefined> {
+    const cached = this.organisations.get(id);
+    if (cached) return cached;
+    const row = await this.db.selectFrom('organisations').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) return undefined;
+    const org = toOrganisation(row);
+    this.organisations.set(id, org);
+    return org;
+  }
+
+  async countOrganisations(): Promise<number> {
+    const row = await this.db.selectFrom('organisations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async setClockOffset(orgId: string, clockOffsetMs: number): Promise<void> {
+    await this.db.updateTable('organisations').set({ clock_offset_ms: clockOffsetMs }).where('id', '=', orgId).execute();
+    this.organisations.delete(orgId);
+  }
+
+  async setWebhookSecret(orgId: string, secret: string): Promise<void> {
+    await this.db.updateTable('organisations').set({ webhook_secret: secret }).where('id', '=', orgId).execute();
+    this.organisations.delete(orgId);
+  }
+
+  async createApiKey(key: ApiKey): Promise<void> {
+    await this.db
+      .insertInto('api_keys')
+      .values({ client_id: key.clientId, org_id: key.orgId, mode: key.mode, secret_hash: key.secretHash, created_at: Date.now() })
+      .execute();
+    this.apiKeys.set(key.clientId, { ...key });
+  }
+
+  async getApiKey(clientId: string): Promise<ApiKey | undefined> {
+    const cached = this.apiKeys.get(clientId);
+    if (cached !== undefined) return cached ?? undefined;
+    const row = await this.db.selectFrom('api_keys').selectAll().where('client_id', '=', clientId).executeTakeFirst();
+    const key = row ? { clientId: row.client_id, orgId: row.org_id, mode: row.mode as Mode, secretHash: row.secret_hash } : undefined;
+    // Unknown ids are not cached: anyone can send them, and the cache must stay bounded.
+    if (key) this.apiKeys.set(clientId, key);
+    return key;
+  }
+
+  async deleteApiKey(clientId: string): Promise<boolean> {
+    const result = await this.db.deleteFrom('api_keys').where('client_id', '=', clientId).executeTakeFirst();
+    this.apiKeys.delete(clientId);
+    return Number(result.numDeletedRows) > 0;
+  }
+
+  async createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx.insertInto('payments').values(paymentRow(payment)).execute();
+      if (idempotency) {
+        await trx
+          .insertInto('idempotency_keys')
+          .values({
+            org_id: idempotency.orgId,
+            mode: idempotency.mode,
+            key: idempotency.key,
+            fingerprint: idempotency.fingerprint,
+            status: idempotency.status,
+            body: idempotency.body,
+            created_at: idempotency.createdAt,
+            expires_at: idempotency.expiresAt,
+          })
+          // A record past its 24 hours may still be on disk until the next clean-up.
+          .onConflict((oc) =>
+            oc.columns(['org_id', 'mode', 'key']).doUpdateSet({
+              fingerprint: idempotency.fingerprint,
+              status: idempotency.status,
+              body: idempotency.body,
+              created_at: idempotency.createdAt,
+              expires_at: idempotency.expiresAt,
+            }),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async getPaymentBySessionId(orgId: string, sessionId: string): Promise<Payment | undefined> {
+    const row = await this.db.selectFrom('payments').selectAll().where('session_id', '=', sessionId).where('org_id', '=', orgId).executeTakeFirst();
+    return row ? toPayment(row) : undefined;
+  }
+
+  async getPayment(orgId: string, transactionId: string): Promise<Payment | undefined> {
+    const row = await this.db.selectFrom('payments').selectAll().where('transaction_id', '=', transactionId).where('org_id', '=', orgId).executeTakeFirst();
+    return row ? toPayment(row) : undefined;
+  }
+
+  async countPayments(orgId: string): Promise<number> {
+    const row = await this.db.selectFrom('payments').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async getIdempotency(orgId: string, mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
+    const row = await this.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('org_id', '=', orgId)
+      .where('mode', '=', mode)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    return row
+      ? { orgId: row.org_id, mode: row.mode as Mode, key: row.key, fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at }
+      : undefined;
+  }
+
+  async setFault(orgId: string, kind: FaultKind, times: number): Promise<void> {
+    await this.db
+      .insertInto('faults')
+      .values({ org_id: orgId, kind, remaining: times })
+      .onConflict((oc) => oc.columns(['org_id', 'kind']).doUpdateSet({ remaining: times }))
+      .execute();
+  }
+
+  async takeFault(orgId: string, kind: FaultKind): Promise<boolean> {
+    const result = await this.db
+      .updateTable('faults')
+      .set((eb) => ({ remaining: eb('remaining', '-', 1) }))
+      .where('org_id', '=', orgId)
+      .where('kind', '=', kind)
+      .where('remaining', '>', 0)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  async deleteExpired(realNowMs: number): Promise<{ idempotencyRecords: number }> {
+    const result = await this.db
+      .deleteFrom('idempotency_keys')
+      .where(({ eb, ref }) =>
+        eb(ref('expires_at'), '<=', sql<number>`${realNowMs} + coalesce((select clock_offset_ms from organisations o where o.id = ${ref('idempotency_keys.org_id')}), 0)`),
+      )
+      .executeTakeFirst();
+    return { idempotencyRecords: Number(result.numDeletedRows) };
+  }
+}
