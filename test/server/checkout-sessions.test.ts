@@ -1,0 +1,256 @@
+/**
+ * POST and GET /api/checkout-sessions (service document: Endpoints, Resources, States,
+ * Errors), over HTTP against the in-process reference server. Every answer is also
+ * checked against the description by the test client.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+let org: Org;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  org = await t.organisation();
+});
+afterAll(() => t.close());
+
+const create = (body: unknown, token = org.testToken, headers: Record<string, string> = {}) =>
+  t.request('POST', '/api/checkout-sessions', { token, body, headers });
+
+function withPatch(patch: (body: any) => void) {
+  const body = structuredClone(sessionRequest()) as any;
+  patch(body);
+  return body;
+}
+
+describe('validation (boundaries on both sides)', () => {
+  it.each([
+    [0, false], [0.01, true], [19.99, true], [0.07, true], [4.35, true], [10000, true], [10000.01, false],
+    [1.005, false], [-5, false], ['25.00', false], [null, false],
+  ])('amount.total %j: accepted=%s', async (total, accepted) => {
+    const answer = await create(withPatch((b) => (b.amount.total = total)));
+    if (accepted) {
+      expect(answer.status).toBe(200);
+      expect(answer.body.amount.total).toBe(total);
+    } else {
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'amount.total' });
+      expect(answer.body.error.details).toEqual([expect.objectContaining({ field: 'amount.total' })]);
+    }
+  });
+
+  const allowed = [...'09AZaz', ' ', "'", '.', ',', '@', '_', '-'];
+  it.each([
+    ['A'.repeat(12), true], ['A'.repeat(13), false], ['', false],
+    ...allowed.map((c) => [`REF${c}1`, true] as [string, boolean]),
+    ...['#', '/', '!', 'é', '+', '&'].map((c) => [`REF${c}1`, false] as [string, boolean]),
+  ])('creditorReference.reference %j: accepted=%s', async (reference, accepted) => {
+    const answer = await create(withPatch((b) => (b.creditorReference.reference = reference)));
+    expect(answer.status).toBe(accepted ? 200 : 400);
+    if (!accepted) expect(answer.body.error.param).toBe('creditorReference.reference');
+  });
+
+  for (const field of ['particulars', 'code'] as const) {
+    it.each([
+      ['A'.repeat(12), true], ['A'.repeat(13), false], ['Ab-1 x', true], ['A_1', false], ['A.1', false], ["A'1", false],
+    ])(`creditorReference.${field} %j: accepted=%s`, async (value, accepted) => {
+      const answer = await create(withPatch((b) => (b.creditorReference[field] = value)));
+      expect(answer.status).toBe(accepted ? 200 : 400);
+      if (!accepted) expect(answer.body.error.param).toBe(`creditorReference.${field}`);
+    });
+  }
+
+  it.each([['x'.repeat(255), true], ['x'.repeat(256), false]])('description of %# characters: accepted=%s', async (text, accepted) => {
+    expect((await create(withPatch((b) => (b.description = text)))).status).toBe(accepted ? 200 : 400);
+  });
+
+  it.each([
+    ['https://shop.example.com/done', true], ['http://shop.example.com/done', true], ['/relative', false], ['shop.example.com', false],
+  ])('redirectUrl %j: accepted=%s', async (url, accepted) => {
+    expect((await create(withPatch((b) => (b.redirectUrl = url)))).status).toBe(accepted ? 200 : 400);
+  });
+
+  it.each(['recurring', 'SINGLE', 1])('type %j is refused (always single)', async (type) => {
+    const answer = await create(withPatch((b) => (b.type = type)));
+    expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'type' });
+  });
+
+  it.each(['type', 'amount', 'creditorReference', 'redirectUrl', 'checkoutMethod'])('a missing %s is validation_failed naming it', async (field) => {
+    const answer = await create(withPatch((b) => delete b[field]));
+    expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: field });
+  });
+
+  it('lists every failing field at once in details, with param null', async () => {
+    const answer = await create({
+      type: 'single',
+      amount: { total: 10000.01, currency: 'USD' },
+      creditorReference: { reference: 'WAY-TOO-LONG-REF', particulars: 'bad_chars!' },
+      redirectUrl: 'not a url',
+      checkoutMethod: 'cash',
+      description: 'x'.repeat(300),
+    });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.param).toBeNull();
+    const fields = answer.body.error.details.map((d: any) => d.field).sort();
+    expect(fields).toEqual(['amount.currency', 'amount.total', 'checkoutMethod', 'creditorReference.particulars', 'creditorReference.reference', 'description', 'redirectUrl'].sort());
+    for (const detail of answer.body.error.details) {
+      expect(Object.keys(detail.constraints).length).toBeGreaterThan(0);
+      for (const text of Object.values(detail.constraints)) expect(text).toEqual(expect.any(String));
+    }
+    expect(answer.body.error.details.find((d: any) => d.field === 'amount.total').constraints).toHaveProperty('max');
+    expect(answer.body.error.details.find((d: any) => d.field === 'creditorReference.reference').constraints).toHaveProperty('matches');
+  });
+
+  it('answers a body that is not JSON with validation_failed', async () => {
+    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: '{"type": ', headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('validation_failed');
+    expect(answer.body.error.details).toHaveLength(1);
+  });
+
+  it('refuses a body over 1 MiB with validation_failed, not a crash', async () => {
+    const answer = await create(withPatch((b) => (b.description = 'x'.repeat(1_100_000))));
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('webhookUrl targets', () => {
+  it.each([
+    ['https://shop.example.com/hooks', 'test', true],
+    ['https://shop.example.com/hooks', 'live', true],
+    ['http://127.0.0.1:8080/hooks', 'test', true],
+    ['http://localhost:8080/hooks', 'test', true],
+    ['http://127.0.0.1:8080/hooks', 'live', false],
+    ['http://shop.example.com/hooks', 'test', false],
+    ['https://127.0.0.1/hooks', 'live', false],
+    ['https://10.0.0.8/hooks', 'live', false],
+    ['https://192.168.1.20/hooks', 'live', false],
+    ['https://169.254.169.254/latest/meta-data', 'live', false],
+    ['https://[::1]/hooks', 'live', false],
+    ['https://[fe80::1]/hooks', 'live', false],
+  ])('%s with a %s key: accepted=%s', async (url, mode, accepted) => {
+    const answer = await create(sessionRequest({ webhookUrl: url }), mode === 'test' ? org.testToken : org.liveToken);
+    expect(answer.status).toBe(accepted ? 200 : 400);
+    if (!accepted) expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'webhookUrl' });
+  });
+});
+
+describe('configuration errors, in the document\'s order', () => {
+  it.each([
+    [{ cardEnabled: false }, 'card', 'card_not_enabled'],
+    [{ cardEnabled: false }, 'both', 'card_not_enabled'],
+    [{ openBankingApproved: false }, 'open_banking', 'open_banking_not_enabled'],
+    [{ openBankingApproved: false }, 'both', 'open_banking_not_enabled'],
+    [{ settlementAccount: false }, 'open_banking', 'settlement_account_missing'],
+    [{ settlementAccount: false }, 'both', 'settlement_account_missing'],
+    [{ settlementCurrency: 'AUD' }, 'open_banking', 'open_banking_currency_unsupported'],
+    [{ settlementCurrency: 'AUD', openBankingApproved: false, settlementAccount: false }, 'open_banking', 'open_banking_currency_unsupported'],
+    [{ settlementCurrency: 'AUD', openBankingApproved: false }, 'both', 'open_banking_currency_unsupported'],
+  ] as const)('%j asking for %s gives %s', async (settings, checkoutMethod, code) => {
+    const own = await t.organisation(settings);
+    const answer = await create(sessionRequest({ checkoutMethod }), own.testToken);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe(code);
+    expect(answer.body.error.details).toBeUndefined();
+  });
+
+  it.each([
+    [{ cardEnabled: false }, 'open_banking'],
+    [{ openBankingApproved: false, settlementAccount: false }, 'card'],
+    [{ settlementCurrency: 'AUD' }, 'card'],
+  ] as const)('%j still allows %s', async (settings, checkoutMethod) => {
+    const own = await t.organisation(settings);
+    expect((await create(sessionRequest({ checkoutMethod }), own.testToken)).status).toBe(200);
+  });
+
+  it('gives currency_mismatch when amount.currency differs from the settlement currency, and fills it when omitted', async () => {
+    const mismatch = await create(sessionRequest({ amount: { total: 10, currency: 'AUD' } }));
+    expect(mismatch.body.error).toMatchObject({ code: 'currency_mismatch', param: 'amount.currency' });
+    const aud = await t.organisation({ settlementCurrency: 'AUD' });
+    const filled = await create(sessionRequest({ checkoutMethod: 'card', amount: { total: 10 } }), aud.testToken);
+    expect(filled.body.amount).toEqual({ total: 10, currency: 'AUD' });
+    const explicit = await create(sessionRequest({ checkoutMethod: 'card', amount: { total: 10, currency: 'AUD' } }), aud.testToken);
+    expect(explicit.status).toBe(200);
+  });
+
+  it('checks validation before configuration', async () => {
+    const own = await t.organisation({ cardEnabled: false });
+    const answer = await create(sessionRequest({ checkoutMethod: 'card', amount: { total: 0 } }), own.testToken);
+    expect(answer.body.error.code).toBe('validation_failed');
+  });
+});
+
+describe('the created and read session', () => {
+  it('creates a session with the documented fields', async () => {
+    const answer = await create(sessionRequest({ creditorReference: { reference: 'INV-9', particulars: 'Order 9' }, foreignTransactionId: 'order-9' }));
+    const s = answer.body;
+    expect(answer.status).toBe(200);
+    expect(s.id).toMatch(/^cs_/);
+    expect(s.status).toBe('created');
+    expect(s.url).toBe(`${t.url}/pay/${s.id}`);
+    expect(s.code).toMatch(/^[a-zA-Z0-9- ]{1,12}$/);
+    expect(s).toMatchObject({ amount: { total: 25.5, currency: 'NZD' }, checkoutMethod: 'both', reference: 'INV-9', testMode: true });
+    const read = await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken });
+    expect(read.body).toMatchObject({
+      id: s.id, status: 'created', code: s.code, particulars: 'Order 9', transactionType: 'open_banking',
+      foreignTransactionId: 'order-9', expiresAt: s.expiresAt, testMode: true,
+    });
+    expect(Date.parse(read.body.expiresAt) - Date.parse(read.body.createdAt)).toBe(24 * 3600 * 1000);
+    expect(read.body.createdAt).toBe(read.body.updatedAt);
+  });
+
+  it('keeps a given creditor code and generates one otherwise, distinct per session', async () => {
+    expect((await create(sessionRequest({ creditorReference: { reference: 'R', code: 'MYCODE-1' } }))).body.code).toBe('MYCODE-1');
+    const codes = await Promise.all([1, 2, 3].map(async () => (await create(sessionRequest())).body.code));
+    expect(new Set(codes).size).toBe(3);
+  });
+
+  it('reads transactionType open_banking for a card-only session until it completes', async () => {
+    const s = (await create(sessionRequest({ checkoutMethod: 'card' }))).body;
+    expect((await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken })).body.transactionType).toBe('open_banking');
+  });
+
+  it('reads an empty particulars and a null foreignTransactionId when none were given', async () => {
+    const s = (await create(sessionRequest())).body;
+    const read = await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken });
+    expect(read.body).toMatchObject({ particulars: '', foreignTransactionId: null });
+  });
+
+  it('reads expired once 24 hours pass on the organisation clock, not before', async () => {
+    const own = await t.organisation();
+    const s = (await create(sessionRequest(), own.testToken)).body;
+    await t.advanceClock(own.id, 24 * 3600 - 10);
+    const fresh = await t.token(own.apiKeys.test.clientId, own.apiKeys.test.clientSecret);
+    expect((await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: fresh })).body.status).toBe('created');
+    await t.advanceClock(own.id, 10);
+    expect((await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: fresh })).body.status).toBe('expired');
+  });
+
+  it('answers 404 not_found for an unknown id and for another organisation\'s session, never 403', async () => {
+    const other = await t.organisation();
+    const theirs = (await create(sessionRequest(), other.testToken)).body;
+    for (const id of [theirs.id, 'cs_unknown', 'unknown']) {
+      const answer = await t.request('GET', `/api/checkout-sessions/${id}`, { token: org.testToken });
+      expect(answer.status).toBe(404);
+      expect(answer.body.error).toMatchObject({ code: 'not_found', param: null });
+    }
+    expect((await t.request('GET', `/api/checkout-sessions/${theirs.id}`, { token: other.testToken })).status).toBe(200);
+  });
+
+  it('lets either key of the organisation read a session, so a receiver can check testMode', async () => {
+    const s = (await create(sessionRequest(), org.testToken)).body;
+    const read = await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.liveToken });
+    expect(read.body.testMode).toBe(true);
+  });
+
+  it('answers 404 on the retired GET /api/transaction/{id} for a session, by cs_ id and by transaction id', async () => {
+    const s = (await create(sessionRequest())).body;
+    for (const id of [s.id, s.transactionId]) {
+      const answer = await t.request('GET', `/api/transaction/${id}`, { token: org.testToken });
+      expect(answer.status).toBe(404);
+      expect(answer.body.error.code).toBe('not_found');
+    }
+  });
+});

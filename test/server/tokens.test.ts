@@ -1,0 +1,152 @@
+/**
+ * POST /api/token and the bearer checks (service document: Authentication, Errors),
+ * over HTTP against the in-process reference server.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SANDBOX_TOKEN, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+let org: Org;
+
+beforeAll(async () => {
+  t = await startTestServer();
+  org = await t.organisation();
+});
+afterAll(() => t.close());
+
+const form = (fields: Record<string, string>) => ({
+  rawBody: new URLSearchParams(fields).toString(),
+  headers: { 'content-type': 'application/x-www-form-urlencoded' },
+});
+
+describe('POST /api/token', () => {
+  it('exchanges a form-encoded key pair for a bearer token', async () => {
+    const { clientId, clientSecret } = org.apiKeys.test;
+    const answer = await t.request('POST', '/api/token', form({ clientId, clientSecret }));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toMatchObject({ tokenType: 'Bearer', expiresIn: '5m' });
+    expect(answer.body.accessToken).toEqual(expect.any(String));
+    expect(answer.headers.get('cache-control')).toBe('no-store');
+  });
+
+  it('refuses a JSON body with the right fields: 400 with the documented string', async () => {
+    const answer = await t.request('POST', '/api/token', { body: org.apiKeys.test });
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: 'Invalid credentials - missing or malformed clientId/clientSecret' });
+  });
+
+  it.each([
+    ['no body', { headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    ['clientSecret missing', form({ clientId: 'ck_test_x' })],
+    ['clientId missing', form({ clientSecret: 'secret' })],
+    ['empty clientId', form({ clientId: '', clientSecret: 'secret' })],
+    ['a repeated field', { rawBody: 'clientId=a&clientId=b&clientSecret=c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    ['a text body', { rawBody: 'clientId=a&clientSecret=b', headers: { 'content-type': 'text/plain' } }],
+  ])('answers 400 with the string error for %s', async (_name, options) => {
+    const answer = await t.request('POST', '/api/token', options);
+    expect(answer.status).toBe(400);
+    expect(answer.body).toEqual({ error: 'Invalid credentials - missing or malformed clientId/clientSecret' });
+  });
+
+  it('answers an unknown client id and a wrong secret identically with 401', async () => {
+    const unknown = await t.request('POST', '/api/token', form({ clientId: 'ck_test_unknown', clientSecret: 'whatever' }));
+    const wrong = await t.request('POST', '/api/token', form({ clientId: org.apiKeys.test.clientId, clientSecret: 'wrong-secret' }));
+    expect(unknown.status).toBe(401);
+    expect(wrong.status).toBe(401);
+    expect(unknown.text).toBe(wrong.text);
+    expect(unknown.body).toEqual({ error: 'Invalid credentials' });
+  });
+
+  it('refuses a secret of another key', async () => {
+    const other = await t.organisation();
+    const answer = await t.request('POST', '/api/token', form({ clientId: org.apiKeys.test.clientId, clientSecret: other.apiKeys.test.clientSecret }));
+    expect(answer.status).toBe(401);
+  });
+});
+
+describe('bearer checks', () => {
+  const read = (authorization?: string) =>
+    t.request('GET', '/api/checkout-sessions/cs_doesnotexist', authorization === undefined ? {} : { headers: { authorization } });
+
+  it('gives unauthorized without an Authorization header', async () => {
+    const answer = await read();
+    expect(answer.status).toBe(401);
+    expect(answer.body.error).toMatchObject({ code: 'unauthorized', param: null });
+    expect(answer.body.error.doc_url).toBe(`${t.url}/docs/errors/#unauthorized`);
+  });
+
+  it.each(['Basic abc', 'Bearer', 'Bearer ', 'Token abc', ''])('gives unauthorized for a header not of the form Bearer <token>: %j', async (header) => {
+    const answer = await read(header);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('unauthorized');
+  });
+
+  it('accepts a valid token (the session then is simply not found)', async () => {
+    const answer = await read(`Bearer ${org.testToken}`);
+    expect(answer.status).toBe(404);
+  });
+
+  it.each([
+    ['truncated', (tok: string) => tok.slice(0, -5)],
+    ['mangled signature', (tok: string) => `${tok.slice(0, -2)}${tok.endsWith('AA') ? 'BB' : 'AA'}`],
+    ['mangled payload', (tok: string) => tok.replace(/\.(.)/, (_m, c: string) => `.${c === 'e' ? 'f' : 'e'}`)],
+    ['double-prefixed', (tok: string) => `Bearer ${tok}`],
+    ['not a JWT', () => 'not-a-token'],
+    ['signed with another key', () => 'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiJ4In0.c2lnbmF0dXJl'],
+  ])('gives invalid_token for a %s token', async (_name, mangle) => {
+    const answer = await read(`Bearer ${mangle(org.testToken)}`);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('invalid_token');
+  });
+
+  it('gives token_expired once the organisation clock passes five minutes, and a new token works', async () => {
+    const own = await t.organisation();
+    await t.advanceClock(own.id, 299);
+    expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: own.testToken })).status).toBe(404);
+    await t.advanceClock(own.id, 2);
+    const expired = await t.request('GET', '/api/checkout-sessions/cs_x', { token: own.testToken });
+    expect(expired.status).toBe(401);
+    expect(expired.body.error.code).toBe('token_expired');
+    const fresh = await t.token(own.apiKeys.test.clientId, own.apiKeys.test.clientSecret);
+    expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: fresh })).status).toBe(404);
+  });
+
+  it('does not expire a token on another organisation\'s clock', async () => {
+    const other = await t.organisation();
+    await t.advanceClock(other.id, 3600);
+    expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: org.testToken })).status).toBe(404);
+  });
+
+  it('gives unknown_api_key once the key is deleted, and a new token is refused', async () => {
+    const own = await t.organisation();
+    await t.sandbox('DELETE', `/sandbox/api-keys/${own.apiKeys.test.clientId}`);
+    const answer = await t.request('GET', '/api/checkout-sessions/cs_x', { token: own.testToken });
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('unknown_api_key');
+    const retry = await t.request('POST', '/api/token', form(own.apiKeys.test));
+    expect(retry.status).toBe(401);
+    // The organisation's other key is unaffected.
+    expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: own.liveToken })).status).toBe(404);
+  });
+
+  it('prefers unknown_api_key over token_expired: a new token would not help', async () => {
+    const own = await t.organisation();
+    await t.advanceClock(own.id, 600);
+    await t.sandbox('DELETE', `/sandbox/api-keys/${own.apiKeys.test.clientId}`);
+    const answer = await t.request('GET', '/api/checkout-sessions/cs_x', { token: own.testToken });
+    expect(answer.body.error.code).toBe('unknown_api_key');
+  });
+
+  it('decides test or live mode by the key', async () => {
+    const body = sessionRequest();
+    const test = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body });
+    const live = await t.request('POST', '/api/checkout-sessions', { token: org.liveToken, body });
+    expect(test.body.testMode).toBe(true);
+    expect(live.body.testMode).toBe(false);
+  });
+
+  it('does not take the sandbox token as an API token', async () => {
+    const answer = await read(`Bearer ${SANDBOX_TOKEN}`);
+    expect(answer.body.error.code).toBe('invalid_token');
+  });
+});
