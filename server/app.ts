@@ -77,7 +77,9 @@ function sameSecret(given: string, expected: string): boolean {
 
 export async function createPaymentServer(options: ServerOptions = {}): Promise<PaymentServer> {
   const host = options.host ?? '127.0.0.1';
-  const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' }, pino.destination(2));
+  // Buffered writes to stderr: one syscall per few kilobytes of log, flushed on close.
+  const destination = options.logger ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
+  const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' }, destination);
   const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite');
   await store.migrate();
   const tokens = await Tokens.open(store);
@@ -150,7 +152,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   }
 
   app.use(requestLog(log));
-  app.use(errorEnvelope(docsUrl));
+  app.use(errorEnvelope(docsUrl, log));
   app.use(rawBody());
   app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
   app.use(async function route(ctx) {
@@ -192,6 +194,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
         await store.close();
+        destination?.flushSync();
       })();
       return closing;
     },

@@ -4,7 +4,7 @@
  * Tokens are not stored: nothing about them accumulates on disk or in memory.
  */
 import { randomBytes } from 'node:crypto';
-import { SignJWT, decodeJwt, errors, jwtVerify } from 'jose';
+import { SignJWT, jwtVerify } from 'jose';
 import { orgNow } from '../domain/clock.ts';
 import type { ApiKey, Organisation, Store } from '../store/types.ts';
 
@@ -20,10 +20,21 @@ export type Authentication =
 
 const fail = (code: Extract<Authentication, { ok: false }>['code'], message: string): Authentication => ({ ok: false, code, message });
 
+/** Signatures already checked, by token text: a token's signature never changes. */
+const VERIFIED_CACHE_SIZE = 10_000;
+
+interface Verified {
+  sub: string;
+  org: string;
+  exp: number;
+}
+
 export class Tokens {
+  private readonly verified = new Map<string, Verified>();
+
   private constructor(
     private readonly store: Store,
-    private readonly key: Uint8Array,
+    private readonly key: CryptoKey,
   ) {}
 
   static async open(store: Store): Promise<Tokens> {
@@ -32,7 +43,31 @@ export class Tokens {
       encoded = randomBytes(32).toString('base64');
       await store.putSetting(SIGNING_KEY_SETTING, encoded);
     }
-    return new Tokens(store, Buffer.from(encoded, 'base64'));
+    // Imported once: jose would import raw key bytes again on every verification.
+    const key = await crypto.subtle.importKey('raw', Buffer.from(encoded, 'base64'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    return new Tokens(store, key);
+  }
+
+  private remember(token: string, verified: Verified): void {
+    if (this.verified.size >= VERIFIED_CACHE_SIZE) this.verified.delete(this.verified.keys().next().value!);
+    this.verified.set(token, verified);
+  }
+
+  /** Checks the signature (once per token) and returns the claims, or undefined when invalid. */
+  private async verifySignature(token: string): Promise<Verified | undefined> {
+    const known = this.verified.get(token);
+    if (known) return known;
+    try {
+      // Expiry is judged by the caller on the organisation's clock, so jose checks only
+      // the signature, algorithm and issuer here.
+      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: new Date(0) });
+      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number') return undefined;
+      const verified = { sub: payload.sub, org: payload.org, exp: payload.exp };
+      this.remember(token, verified);
+      return verified;
+    } catch {
+      return undefined;
+    }
   }
 
   async issue(apiKey: ApiKey, org: Organisation): Promise<string> {
@@ -56,34 +91,14 @@ export class Tokens {
   async authenticate(header: string | undefined): Promise<Authentication> {
     const match = header === undefined ? null : /^Bearer +(\S.*)$/i.exec(header.trim());
     if (!match) return fail('unauthorized', 'Send the access token as Authorization: Bearer <token>.');
-    const token = match[1]!;
-
-    let claims: ReturnType<typeof decodeJwt>;
-    try {
-      claims = decodeJwt(token);
-    } catch {
-      return fail('invalid_token', 'The access token could not be verified.');
-    }
-    const apiKey = typeof claims.sub === 'string' ? await this.store.getApiKey(claims.sub) : undefined;
-    const orgId = apiKey?.orgId ?? (typeof claims.org === 'string' ? claims.org : undefined);
-    const org = orgId ? await this.store.getOrganisation(orgId) : undefined;
-
-    let expired = false;
-    try {
-      await jwtVerify(token, this.key, {
-        algorithms: ['HS256'],
-        issuer: ISSUER,
-        currentDate: new Date(org ? orgNow(org) : Date.now()),
-      });
-    } catch (error) {
-      // jose checks the signature before the claims, so an expired token is a genuine one.
-      if (!(error instanceof errors.JWTExpired)) return fail('invalid_token', 'The access token could not be verified.');
-      expired = true;
-    }
+    const claims = await this.verifySignature(match[1]!);
+    if (!claims) return fail('invalid_token', 'The access token could not be verified.');
+    const apiKey = await this.store.getApiKey(claims.sub);
+    const org = apiKey ? await this.store.getOrganisation(apiKey.orgId) : undefined;
     if (!apiKey || !org || claims.org !== apiKey.orgId) {
       return fail('unknown_api_key', 'The API key this token was issued for no longer exists. Create a new key; a new token for the old one will not work.');
     }
-    if (expired) return fail('token_expired', 'The access token has expired. Fetch a new one and repeat the request once.');
+    if (orgNow(org) >= claims.exp * 1000) return fail('token_expired', 'The access token has expired. Fetch a new one and repeat the request once.');
     return { ok: true, apiKey, org };
   }
 }

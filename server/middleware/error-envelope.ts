@@ -4,9 +4,10 @@
  * `internal_error`: no stack trace, SQL or secret ever reaches a response body.
  */
 import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
 import { ApiError, envelope } from '../http/errors.ts';
 
-export function errorEnvelope(docsUrl: string): Middleware {
+export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
   return async function answerErrors(ctx, next) {
     try {
       await next();
@@ -15,7 +16,7 @@ export function errorEnvelope(docsUrl: string): Middleware {
       if (caught instanceof ApiError) {
         error = caught;
       } else {
-        ctx.state.log?.error({ err: caught }, 'unexpected error');
+        log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
         error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
       }
       ctx.status = error.status;

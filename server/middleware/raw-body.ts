@@ -6,9 +6,16 @@
 import type { Middleware } from 'koa';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
+const EMPTY = Buffer.alloc(0);
 
 export function rawBody(limit = BODY_LIMIT_BYTES): Middleware {
   return async function readRawBody(ctx, next) {
+    // No Content-Length and no Transfer-Encoding: the request has no body (RFC 9112 6.3).
+    if (ctx.req.headers['content-length'] === undefined && ctx.req.headers['transfer-encoding'] === undefined) {
+      ctx.state.rawBody = EMPTY;
+      ctx.state.bodyTooLarge = false;
+      return next();
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     let tooLarge = false;

@@ -132,6 +132,25 @@ function paymentRow(p: Payment): PaymentsTable {
   };
 }
 
+/**
+ * Kysely prepares every query anew; our queries are a fixed set of SQL texts, so their
+ * prepared statements are kept and reused (better-sqlite3 statements are reusable).
+ */
+function withStatementCache(database: Database.Database) {
+  const statements = new Map<string, Database.Statement>();
+  return {
+    close: () => database.close(),
+    prepare(sqlText: string) {
+      let statement = statements.get(sqlText);
+      if (!statement) {
+        statement = database.prepare(sqlText);
+        if (statements.size < 500) statements.set(sqlText, statement);
+      }
+      return statement;
+    },
+  };
+}
+
 export class SqliteStore implements Store {
   readonly db: Kysely<Tables>;
   private readonly organisations = new Map<string, Organisation>();
@@ -145,7 +164,7 @@ export class SqliteStore implements Store {
     database.pragma('synchronous = NORMAL');
     database.pragma('foreign_keys = ON');
     database.pragma('busy_timeout = 5000');
-    this.db = new Kysely<Tables>({ dialect: new SqliteDialect({ database }) });
+    this.db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   }
 
   async migrate(): Promise<void> {
