@@ -19,7 +19,7 @@ import { newSandboxToken } from './domain/ids.ts';
 import { createOrganisation } from './domain/organisations.ts';
 import { MALFORMED } from './handlers/createAccessToken.ts';
 import { publicHandlers } from './handlers/index.ts';
-import { parseBody } from './http/body.ts';
+import { isJson, mediaType, parseBody } from './http/body.ts';
 import { ApiError, validationFailed } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
@@ -102,7 +102,11 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       return auth && !auth.ok ? new ApiError(401, auth.code, auth.message) : new ApiError(401, 'unauthorized', 'Authentication required.');
     },
     // The token endpoint answers its failures as { error: <string> }, not the envelope.
-    onValidationFail: (c) => (c.operation?.operationId === 'createAccessToken' ? MALFORMED : undefined),
+    onValidationFail: (c, scope) => {
+      if (c.operation?.operationId === 'createAccessToken') return MALFORMED;
+      if (scope.bodyProblem) throw scope.bodyProblem;
+      return undefined;
+    },
   });
   const sandboxApi = sandboxToken
     ? await Backend.create<Scope>({
@@ -115,8 +119,17 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           },
         },
         unauthorized: () => new ApiError(401, 'unauthorized', 'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).'),
+        onValidationFail: (_c, scope) => {
+          if (scope.bodyProblem) throw scope.bodyProblem;
+          return undefined;
+        },
       })
     : undefined;
+
+  let demo: DemoOrganisation | undefined;
+  if (options.demo && (await store.countOrganisations()) === 0) {
+    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
+  }
 
   const app = new Koa();
   // The address (and so publicUrl) is known only once listening; the app is composed after.
@@ -134,9 +147,29 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, log };
 
   async function dispatch(ctx: KoaContext, backend: Backend<Scope>): Promise<void> {
+    const raw = ctx.state.rawBody as Buffer;
+    const type = mediaType(ctx.get('content-type') || undefined);
+    // A body problem is answered at the validation step (after routing and security, as
+    // openapi-backend orders them): the body goes on as missing, and validationFail says why.
+    let body: unknown;
+    let bodyProblem: ApiError | undefined;
     if (ctx.state.bodyTooLarge) {
-      if (ctx.path === TOKEN_PATH) return send(ctx, MALFORMED);
-      throw validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
+      bodyProblem = validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
+    } else if (raw.length > 0 && ctx.path !== TOKEN_PATH && !isJson(type)) {
+      bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
+    } else {
+      try {
+        body = parseBody(raw, ctx.get('content-type') || undefined);
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        bodyProblem = error;
+      }
+    }
+    try {
+      decodeURIComponent(ctx.path);
+    } catch {
+      // A malformed percent-escape cannot name any resource.
+      throw new ApiError(404, 'not_found', 'No such resource.');
     }
     const reply = await backend.handle(
       {
@@ -144,9 +177,9 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
         path: ctx.path,
         headers: ctx.headers,
         query: ctx.query as Record<string, string | string[]>,
-        body: parseBody(ctx.state.rawBody as Buffer, ctx.get('content-type') || undefined),
+        body,
       },
-      { services, koa: ctx },
+      { services, koa: ctx, bodyProblem },
     );
     send(ctx, reply);
   }
@@ -166,11 +199,6 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   });
 
   handle = app.callback();
-
-  let demo: DemoOrganisation | undefined;
-  if (options.demo && (await store.countOrganisations()) === 0) {
-    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
-  }
 
   const cleanup = setInterval(() => {
     store.deleteExpired(Date.now()).catch((err: unknown) => log.error({ err }, 'clean-up failed'));

@@ -31,6 +31,13 @@ if (opts.db.startsWith('postgres://') || opts.db.startsWith('postgresql://')) {
   process.exit(2);
 }
 
+// A signal during start-up is honoured as soon as the server is up, never lost.
+let stopRequested = false;
+let stop = () => {
+  stopRequested = true;
+};
+for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop());
+
 const server = await createPaymentServer({
   port: opts.port,
   host: opts.host,
@@ -56,11 +63,10 @@ if (server.sandboxToken) console.log(`sandbox token: ${server.sandboxToken}`);
 else console.log('sandbox API: off');
 console.log(`docs: ${server.docsUrl}/ (error codes: ${server.docsUrl}/errors/)`);
 
-for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-  process.once(signal, () => {
-    server.close().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  });
-}
+stop = () => {
+  server.close().then(
+    () => process.exit(0),
+    () => process.exit(1),
+  );
+};
+if (stopRequested) stop();

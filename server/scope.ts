@@ -20,6 +20,8 @@ export interface Scope {
   koa: KoaContext;
   /** Set by the bearer security check. */
   auth?: Authentication;
+  /** Why the body could not be taken (size, content type, nesting), answered at validation. */
+  bodyProblem?: import('./http/errors.ts').ApiError;
 }
 
 /** The authenticated API key and organisation; handlers of secured operations only. */

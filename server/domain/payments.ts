@@ -64,7 +64,8 @@ export function newPayment(kind: PaymentKind, org: Organisation, mode: Mode, fie
     checkoutMethod: fields.checkoutMethod,
     reference: fields.creditorReference.reference,
     particulars: fields.creditorReference.particulars ?? '',
-    code: fields.creditorReference.code ?? newReferenceCode(),
+    // An empty code counts as omitted: the payer's statement needs one.
+    code: fields.creditorReference.code || newReferenceCode(),
     redirectUrl: fields.redirectUrl,
     webhookUrl: fields.webhookUrl ?? null,
     foreignTransactionId: fields.foreignTransactionId ?? null,

@@ -3,16 +3,47 @@
  * form-encoded bodies become values; anything else stays a string, which the
  * description's schemas then refuse (openapi-backend reports malformed JSON itself).
  */
+import { validationFailed } from './errors.ts';
+
+/** The documented bodies are two levels deep; far deeper nesting is refused, not recursed into. */
+const MAX_DEPTH = 32;
+
+function depthOf(value: unknown, limit: number): number {
+  let depth = 0;
+  let level: unknown[] = [value];
+  while (level.length > 0 && depth <= limit) {
+    const next: unknown[] = [];
+    for (const item of level) if (item && typeof item === 'object') next.push(...Object.values(item));
+    if (next.length === 0) break;
+    depth++;
+    level = next;
+  }
+  return depth;
+}
+
+export function mediaType(contentType: string | undefined): string {
+  return (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+}
+
+export const isJson = (type: string) => type === 'application/json' || type.endsWith('+json');
+
 export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
   if (raw.length === 0) return undefined;
-  const type = (contentType ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = mediaType(contentType);
   const text = raw.toString('utf8');
-  if (type === 'application/json' || type.endsWith('+json')) {
+  if (isJson(type)) {
+    let value: unknown;
     try {
-      return JSON.parse(text);
+      value = JSON.parse(text);
     } catch {
       return text;
     }
+    if (depthOf(value, MAX_DEPTH) > MAX_DEPTH) {
+      throw validationFailed([{ field: '', constraints: { maxDepth: `The request body must not be nested more than ${MAX_DEPTH} levels deep` } }]);
+    }
+    // openapi-backend parses string bodies again, so a JSON string goes on as its JSON
+    // text: parsed once more it is a string, which the schema refuses.
+    return typeof value === 'string' ? text : value;
   }
   if (type === 'application/x-www-form-urlencoded') {
     const form: Record<string, string | string[]> = {};

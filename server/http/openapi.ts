@@ -92,6 +92,11 @@ export class Backend<S> {
   }
 
   handle(input: RequestInput, scope: S): Promise<Reply> {
-    return this.api.handleRequest(input as never, scope) as Promise<Reply>;
+    // Query parameters an operation does not declare are ignored, not refused: clients
+    // and proxies add harmless ones (cache busters) and the document names no error for them.
+    const operation = this.api.router.matchOperation(input as never);
+    const declared = new Set((operation?.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : [])));
+    const query = Object.fromEntries(Object.entries(input.query).filter(([name]) => declared.has(name)));
+    return this.api.handleRequest({ ...input, query } as never, scope) as Promise<Reply>;
   }
 }

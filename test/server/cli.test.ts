@@ -1,0 +1,309 @@
+/**
+ * The `payment-server` command as a user runs it (design, "Reference server"): spawned as
+ * `node bin/payment-server.js` with the design's flags and environment variables, read
+ * through its stdout and spoken to over HTTP. Covers the start line and the demo
+ * organisation's credentials on an empty database, clean stops on SIGTERM and SIGINT,
+ * data surviving a restart on the same file, `--sandbox-token`, `--no-sandbox`,
+ * `PORT`/`HOST`, and a bad flag.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/description.ts';
+
+const BIN = path.join(repoRoot, 'bin/payment-server.js');
+const START_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 5_000;
+const LISTENING = /^payment-server listening on (http:\/\/(\S+?):(\d+))$/;
+
+const tmp = mkdtempSync(path.join(os.tmpdir(), 'payment-cli-'));
+const children = new Set<ChildProcess>();
+
+interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+interface Running {
+  child: ChildProcess;
+  /** Every stdout line so far. */
+  lines: string[];
+  stderr: () => string;
+  /** Resolves with the first stdout line matching, or rejects on exit or timeout. */
+  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  exited: Promise<Exit>;
+}
+
+/** Runs the CLI with a clean environment: none of the server's variables unless given, logs silent. */
+function run(args: string[], env: Record<string, string> = {}): Running {
+  const base = { ...process.env };
+  for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete base[name];
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, env: { ...base, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  const lines: string[] = [];
+  let partial = '';
+  let stderr = '';
+  const waiters = new Set<() => void>();
+  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
+    const parts = (partial + chunk).split('\n');
+    partial = parts.pop()!;
+    lines.push(...parts.map((l) => l.replace(/\r$/, '')));
+    for (const wake of waiters) wake();
+  });
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr += chunk;
+  });
+  const exited = new Promise<Exit>((resolve) => {
+    child.once('exit', (code, signal) => {
+      children.delete(child);
+      resolve({ code, signal });
+      for (const wake of waiters) wake();
+    });
+  });
+  let hasExited = false;
+  void exited.then(() => (hasExited = true));
+
+  function waitForLine(pattern: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        for (const line of lines) {
+          const match = pattern.exec(line);
+          if (match) return done(() => resolve(match));
+        }
+        if (hasExited || child.exitCode !== null) done(() => reject(new Error(`payment-server exited before printing ${pattern}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)));
+      };
+      const timer = setTimeout(() => done(() => reject(new Error(`no line ${pattern} within ${timeoutMs} ms\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`))), timeoutMs);
+      const done = (settle: () => void) => {
+        clearTimeout(timer);
+        waiters.delete(check);
+        settle();
+      };
+      waiters.add(check);
+      check();
+    });
+  }
+
+  return { child, lines, stderr: () => stderr, waitForLine, exited };
+}
+
+/**
+ * Starts the server and waits until it has printed everything it prints at start (the docs
+ * line comes last) and has answered a request after that: the CLI installs its signal
+ * handlers right after printing, so only then is a signal sure to find them (see the
+ * it.fails at the end for a signal that comes earlier).
+ */
+async function start(args: string[], env: Record<string, string> = {}) {
+  const server = run(args, env);
+  const [, url, host, port] = await server.waitForLine(LISTENING);
+  await server.waitForLine(/^docs: /);
+  await fetch(`${url}/healthz`);
+  return { ...server, url: url!, host: host!, port: Number(port) };
+}
+
+async function stop(server: Running, signal: NodeJS.Signals): Promise<Exit> {
+  server.child.kill(signal);
+  return withTimeout(server.exited, STOP_TIMEOUT_MS, `payment-server did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}`);
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+const printed = (lines: string[], pattern: RegExp) => lines.map((l) => pattern.exec(l)).find(Boolean)?.[1];
+
+async function getToken(url: string, clientId: string, clientSecret: string) {
+  const res = await fetch(`${url}/api/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ clientId, clientSecret }).toString(),
+  });
+  return { status: res.status, body: (await res.json()) as { accessToken?: string; tokenType?: string; error?: string } };
+}
+
+async function json(url: string, init: RequestInit = {}) {
+  const res = await fetch(url, init);
+  const text = await res.text();
+  return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: JSON.parse(text) as any };
+}
+
+const ORGANISATION = { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true };
+
+function sandboxCreateOrganisation(url: string, token?: string) {
+  return json(`${url}/sandbox/organisations`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    body: JSON.stringify(ORGANISATION),
+  });
+}
+
+/** A free TCP port on the loopback interface (closed again before use). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('payment-server on a database file, across a restart', () => {
+  const db = path.join(tmp, 'restart', 'payment.sqlite'); // the folder does not exist yet
+  const first = { clientId: '', clientSecret: '', sessionId: '' };
+
+  it('on an empty database prints where it listens, then the demo organisation’s credentials, the sandbox token and the docs URL', async () => {
+    const server = await start(['--port', '0', '--db', db]);
+    try {
+      expect(server.lines[0]).toMatch(LISTENING);
+      expect(server.host).toBe('127.0.0.1');
+      expect(server.port).toBeGreaterThan(0);
+      expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
+      const health = await json(`${server.url}/healthz`);
+      expect(health.status).toBe(200);
+
+      const clientId = printed(server.lines, /test clientId:\s+(\S+)$/);
+      const clientSecret = printed(server.lines, /test clientSecret:\s+(\S+)$/);
+      const webhookSecret = printed(server.lines, /webhook secret:\s+(\S+)$/);
+      const sandboxToken = printed(server.lines, /^sandbox token: (\S+)$/);
+      const docs = printed(server.lines, /^docs: (\S+)/);
+      expect(clientId, server.lines.join('\n')).toMatch(/\S/);
+      expect(clientSecret).toMatch(/\S/);
+      expect(webhookSecret).toMatch(/^whsec_\S+$/);
+      expect(sandboxToken).toMatch(/\S/);
+      expect(docs).toBe(`${server.url}/docs/`);
+      expect((await fetch(docs!)).status).toBe(200);
+      expect((await fetch(`${server.url}/docs/errors/`)).status).toBe(200);
+      // The secrets are printed once each, never in the listening line.
+      expect(server.lines.filter((l) => l.includes(clientSecret!))).toHaveLength(1);
+
+      // The test credentials work, and in test mode.
+      const token = await getToken(server.url, clientId!, clientSecret!);
+      expect(token.status).toBe(200);
+      expect(token.body.tokenType).toBe('Bearer');
+      const created = await json(`${server.url}/api/checkout-sessions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token.body.accessToken}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ type: 'single', amount: { total: 12.34 }, creditorReference: { reference: 'CLI-1' }, redirectUrl: 'https://shop.example.com/done', checkoutMethod: 'both' }),
+      });
+      expect(created.status).toBe(200);
+      expect(created.body.testMode).toBe(true);
+      expect(created.body.id).toMatch(/^cs_/);
+      // The random sandbox token printed is the one the sandbox API takes.
+      expect((await sandboxCreateOrganisation(server.url, sandboxToken)).status).toBe(200);
+      Object.assign(first, { clientId, clientSecret, sessionId: created.body.id });
+    } finally {
+      const exit = await stop(server, 'SIGTERM');
+      expect(exit).toEqual({ code: 0, signal: null });
+    }
+    expect(server.stderr()).toBe('');
+  }, 40_000);
+
+  it('restarted on the same file, creates no new demo organisation, and the data is still there', async () => {
+    expect(first.sessionId, 'the first start must have run').toMatch(/^cs_/);
+    const server = await start(['--port', '0', '--db', db]);
+    try {
+      expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
+      expect(server.lines.join('\n')).not.toMatch(/demo organisation|clientId|clientSecret|whsec_/);
+      const token = await getToken(server.url, first.clientId, first.clientSecret);
+      expect(token.status).toBe(200);
+      const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+      expect(read.status).toBe(200);
+      expect(read.body).toMatchObject({ id: first.sessionId, status: 'created', amount: { total: 12.34, currency: 'NZD' }, reference: 'CLI-1', testMode: true });
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+});
+
+describe('payment-server flags and environment', () => {
+  it('--sandbox-token is the sandbox API’s bearer token', async () => {
+    const server = await start(['--port', '0', '--db', path.join(tmp, 'sandbox-token.sqlite'), '--sandbox-token', 'abc']);
+    try {
+      expect(server.lines).toContain('sandbox token: abc');
+      expect((await sandboxCreateOrganisation(server.url, 'abc')).status).toBe(200);
+      const without = await sandboxCreateOrganisation(server.url);
+      expect(without.status).toBe(401);
+      expect(without.body.error.code).toBe('unauthorized');
+      expect((await sandboxCreateOrganisation(server.url, 'abcd')).status).toBe(401);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('--no-sandbox turns the sandbox API off: its paths answer 404 in the error envelope; SIGINT stops it cleanly', async () => {
+    const server = await start(['--port', '0', '--db', path.join(tmp, 'no-sandbox.sqlite'), '--no-sandbox'], { SANDBOX_TOKEN: 'from-env' });
+    try {
+      expect(server.lines.join('\n')).not.toMatch(/^sandbox token:/m);
+      for (const token of [undefined, 'from-env']) {
+        const answer = await sandboxCreateOrganisation(server.url, token);
+        expect(answer.status).toBe(404);
+        expect(answer.contentType).toMatch(/^application\/json/);
+        expect(answer.body).toEqual({
+          error: { code: 'not_found', message: expect.any(String), param: null, doc_url: `${server.url}/docs/errors/#not_found` },
+        });
+      }
+      // The public API is still there.
+      expect((await json(`${server.url}/healthz`)).status).toBe(200);
+    } finally {
+      expect(await stop(server, 'SIGINT')).toEqual({ code: 0, signal: null });
+    }
+    // Nothing listens there any more.
+    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+  }, 40_000);
+
+  it('PORT and HOST set where it listens; SANDBOX_TOKEN and DATABASE_URL are read too', async () => {
+    const port = await freePort();
+    const db = path.join(tmp, 'from-env.sqlite');
+    expect(existsSync(db)).toBe(false);
+    const server = await start([], { PORT: String(port), HOST: 'localhost', SANDBOX_TOKEN: 'env-token', DATABASE_URL: db });
+    try {
+      expect(server.lines[0]).toBe(`payment-server listening on http://localhost:${port}`);
+      expect((await json(`http://localhost:${port}/healthz`)).status).toBe(200);
+      expect(server.lines).toContain('sandbox token: env-token');
+      expect((await sandboxCreateOrganisation(server.url, 'env-token')).status).toBe(200);
+      expect(existsSync(db)).toBe(true);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('a bad flag value exits non-zero with a usage message on stderr', async () => {
+    const server = run(['--port', 'abc', '--db', path.join(tmp, 'bad-flag.sqlite')]);
+    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --port abc did not exit');
+    expect(exit.code).not.toBe(0);
+    expect(exit.code).not.toBeNull();
+    expect(server.stderr()).toMatch(/--port/);
+    expect(server.stderr()).toMatch(/Usage: payment-server/);
+    expect(server.lines.join('\n')).not.toMatch(/listening/);
+  }, 40_000);
+
+  // Server bug: the server listens and answers /healthz 200 before it has created the demo
+  // organisation and printed anything, but server/cli.ts installs its SIGINT/SIGTERM handlers
+  // only after printing. A supervisor that waits for /healthz and then stops the server
+  // (a readiness probe, a test harness) kills it with the signal's default action instead
+  // of the clean stop the design promises: exit by SIGTERM, no store close, and if the
+  // signal lands after the demo organisation's insert, its credentials are never shown and a
+  // restart will not create another. When fixed, vitest reports this it.fails: make it it().
+  it('SIGTERM as soon as /healthz answers 200 still stops cleanly (exit code 0)', async () => {
+    const port = await freePort();
+    const server = run(['--port', String(port), '--db', path.join(tmp, 'early-signal.sqlite')]);
+    const deadline = Date.now() + START_TIMEOUT_MS;
+    for (;;) {
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false);
+      if (ok) break;
+      if (Date.now() > deadline) throw new Error('never answered /healthz');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+  }, 40_000);
+});

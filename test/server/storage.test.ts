@@ -1,0 +1,162 @@
+/**
+ * Storage behaviour seen from outside: a server on a real SQLite file with a fast periodic
+ * clean-up, driven through the API and the sandbox clock, with the file inspected through
+ * a second, read-only connection.
+ *
+ * - Idempotency records are remembered 24 hours on the organisation's clock (service
+ *   document, Limits) and then deleted by the clean-up, so a key can be used anew and
+ *   nothing accumulates on disk; a record inside its 24 hours stays, and so does every
+ *   record of an organisation whose clock did not move.
+ * - The clean-up deletes idempotency records only: the sessions stay readable.
+ * - The database runs in WAL mode.
+ *
+ * The row counts read the `idempotency_keys` table (org_id column) of server/store.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+
+const DAY_SECONDS = 24 * 60 * 60;
+const CLEANUP_INTERVAL_MS = 50;
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'payment-storage-'));
+const file = path.join(dir, 'payment.sqlite');
+let t: TestServer;
+
+beforeAll(async () => {
+  t = await startTestServer({ db: file, cleanupIntervalMs: CLEANUP_INTERVAL_MS });
+});
+
+afterAll(async () => {
+  await t?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Runs a query on a read-only connection of its own to the server's database file. */
+function readOnly<T>(query: (db: Database.Database) => T): T {
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    return query(db);
+  } finally {
+    db.close();
+  }
+}
+
+function keyRows(orgId: string): number {
+  return readOnly((db) => (db.prepare('select count(*) as n from idempotency_keys where org_id = ?').get(orgId) as { n: number }).n);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Polls until `read()` gives `want` or the time is up; returns the last value read. */
+async function eventually<T>(read: () => T, want: T, timeoutMs = 3_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let value = read();
+  while (value !== want && Date.now() < deadline) {
+    await sleep(25);
+    value = read();
+  }
+  return value;
+}
+
+/** Creates a session with a key, using a fresh token (the org's clock may have moved past the last one). */
+async function create(org: Org, key: string, body: Record<string, unknown> = sessionRequest()) {
+  const token = await t.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
+  return t.request('POST', '/api/checkout-sessions', { token, body, headers: { 'idempotency-key': key } });
+}
+
+describe('idempotency records on disk', () => {
+  it('a record older than 24 hours on the organisation’s clock is deleted by the clean-up, and its key is then new', async () => {
+    const [org, bystander] = await Promise.all([t.organisation(), t.organisation()]);
+    const first = await create(org, 'order-1001');
+    expect(first.status).toBe(200);
+    expect((await create(bystander, 'order-1001')).status).toBe(200);
+    expect(keyRows(org.id)).toBe(1);
+    expect(keyRows(bystander.id)).toBe(1);
+
+    await t.advanceClock(org.id, DAY_SECONDS + 1);
+    await sleep(4 * CLEANUP_INTERVAL_MS);
+    expect(await eventually(() => keyRows(org.id), 0)).toBe(0);
+    // Only the organisation whose clock passed 24 hours loses its record.
+    expect(keyRows(bystander.id)).toBe(1);
+
+    // Through the API: the same key with a different body is a new request, not idempotency_error.
+    const again = await create(org, 'order-1001', sessionRequest({ amount: { total: 99.99 } }));
+    expect(again.status, again.text).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBeNull();
+    expect(again.body.id).not.toBe(first.body.id);
+    expect(again.body.amount.total).toBe(99.99);
+    expect(keyRows(org.id)).toBe(1);
+
+    // The clean-up deleted the record only: the first session is still there (expired by now).
+    const token = await t.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
+    const read = await t.request('GET', `/api/checkout-sessions/${first.body.id}`, { token });
+    expect(read.status).toBe(200);
+    expect(read.body.status).toBe('expired');
+  });
+
+  it('a record inside its 24 hours is kept, and the key still replays or refuses', async () => {
+    const org = await t.organisation();
+    const first = await create(org, 'order-2002');
+    expect(first.status).toBe(200);
+
+    await t.advanceClock(org.id, DAY_SECONDS - 60);
+    await sleep(6 * CLEANUP_INTERVAL_MS); // several clean-up rounds
+    expect(keyRows(org.id)).toBe(1);
+
+    const replay = await create(org, 'order-2002');
+    expect(replay.status).toBe(200);
+    expect(replay.headers.get('idempotent-replayed')).toBe('true');
+    expect(replay.body.id).toBe(first.body.id);
+    const different = await create(org, 'order-2002', sessionRequest({ amount: { total: 1.23 } }));
+    expect(different.status).toBe(400);
+    expect(different.body.error.code).toBe('idempotency_error');
+    expect(keyRows(org.id)).toBe(1);
+
+    // One more minute and a second: past 24 hours, gone.
+    await t.advanceClock(org.id, 61);
+    expect(await eventually(() => keyRows(org.id), 0)).toBe(0);
+    const fresh = await create(org, 'order-2002', sessionRequest({ amount: { total: 1.23 } }));
+    expect(fresh.status).toBe(200);
+    expect(fresh.body.id).not.toBe(first.body.id);
+  });
+
+  it('stays flat: 300 keyed creates leave 300 records, and none once 24 hours have passed', async () => {
+    const org = await t.organisation();
+    const token = await t.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
+    const ids = new Set<string>();
+    for (let i = 0; i < 300; i += 20) {
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, (_, j) =>
+          t.request('POST', '/api/checkout-sessions', {
+            token,
+            body: sessionRequest({ creditorReference: { reference: `INV-${i + j}` } }),
+            headers: { 'idempotency-key': `bulk-${i + j}` },
+          }),
+        ),
+      );
+      for (const answer of answers) {
+        expect(answer.status).toBe(200);
+        ids.add(answer.body.id);
+      }
+    }
+    expect(ids.size).toBe(300);
+    expect(keyRows(org.id)).toBe(300);
+    expect(await t.server.store.countPayments(org.id)).toBe(300);
+
+    await t.advanceClock(org.id, DAY_SECONDS + 1);
+    expect(await eventually(() => keyRows(org.id), 0)).toBe(0);
+    // The payments are kept; only the idempotency memory is gone.
+    expect(await t.server.store.countPayments(org.id)).toBe(300);
+  }, 30_000);
+});
+
+describe('the database file', () => {
+  it('is in WAL mode', () => {
+    expect(readOnly((db) => db.pragma('journal_mode', { simple: true }))).toBe('wal');
+    expect(existsSync(`${file}-wal`)).toBe(true);
+  });
+});
