@@ -28,6 +28,8 @@ import { requestLog } from './middleware/request-log.ts';
 import { sandboxHandlers } from './sandbox/handlers.ts';
 import type { Scope, Services } from './scope.ts';
 import { SqliteStore } from './store/sqlite.ts';
+import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import { hostedPage } from './pay/page.ts';
 import type { Store } from './store/types.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -49,6 +51,8 @@ export interface ServerOptions {
   demo?: boolean;
   /** How often expired idempotency records are deleted. */
   cleanupIntervalMs?: number;
+  /** How often due webhook retries are looked for. */
+  webhookPollIntervalMs?: number;
 }
 
 export interface DemoOrganisation {
@@ -144,7 +148,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const publicUrl = (options.publicUrl ?? url).replace(/\/$/, '');
   const docsUrl = (options.docsUrl ?? `${publicUrl}/docs`).replace(/\/$/, '');
 
-  const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, log };
+  const webhooks = new WebhookDispatcher(store, log, { pollIntervalMs: options.webhookPollIntervalMs });
+  const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, webhooks, log };
 
   async function dispatch(ctx: KoaContext, backend: Backend<Scope>): Promise<void> {
     const raw = ctx.state.rawBody as Buffer;
@@ -188,6 +193,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   app.use(errorEnvelope(docsUrl, log));
   app.use(rawBody());
   app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
+  app.use(hostedPage(services));
   app.use(async function route(ctx) {
     if (ctx.path === '/healthz') {
       ctx.body = { ok: true };
@@ -199,6 +205,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   });
 
   handle = app.callback();
+  await webhooks.start();
 
   const cleanup = setInterval(() => {
     store.deleteExpired(Date.now()).catch((err: unknown) => log.error({ err }, 'clean-up failed'));
@@ -216,6 +223,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     close() {
       closing ??= (async () => {
         clearInterval(cleanup);
+        await webhooks.stop();
         await new Promise<void>((resolve) => {
           server.close(() => resolve());
           server.closeIdleConnections();

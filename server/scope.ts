@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { Authentication, Tokens } from './auth/tokens.ts';
 import type { Idempotency } from './domain/idempotency.ts';
 import type { Store } from './store/types.ts';
+import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 export interface Services {
   store: Store;
@@ -12,6 +13,7 @@ export interface Services {
   publicUrl: string;
   docsUrl: string;
   sandboxToken: string | undefined;
+  webhooks: WebhookDispatcher;
   log: Logger;
 }
 

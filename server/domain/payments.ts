@@ -75,6 +75,7 @@ export function newPayment(kind: PaymentKind, org: Organisation, mode: Mode, fie
     createdAt: now,
     updatedAt: now,
     expiresAt: kind === 'checkout_session' ? now + SESSION_LIFETIME_MS : null,
+    completedAt: null,
   };
 }
 

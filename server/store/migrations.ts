@@ -79,6 +79,41 @@ const migrations: Record<string, Migration> = {
       await sql`select 1`.execute(db);
     },
   },
+  '0002_lifecycle_and_webhooks': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('payments').addColumn('completed_at', 'integer').execute();
+      await db.schema
+        .createTable('webhook_outbox')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('transaction_id', 'text', (c) => c.notNull().references('payments.transaction_id'))
+        .addColumn('org_id', 'text', (c) => c.notNull())
+        .addColumn('rail', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('body', 'text', (c) => c.notNull())
+        .addColumn('legacy', 'integer', (c) => c.notNull())
+        .addColumn('mode', 'text', (c) => c.notNull())
+        .addColumn('attempts_made', 'integer', (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', 'integer', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .execute();
+      await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['state', 'next_attempt_at']).execute();
+      await db.schema
+        .createTable('webhook_deliveries')
+        .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
+        .addColumn('outbox_id', 'integer', (c) => c.notNull().references('webhook_outbox.id'))
+        .addColumn('transaction_id', 'text', (c) => c.notNull())
+        .addColumn('url', 'text', (c) => c.notNull())
+        .addColumn('attempt', 'integer', (c) => c.notNull())
+        .addColumn('at', 'integer', (c) => c.notNull())
+        .addColumn('signed', 'integer', (c) => c.notNull())
+        .addColumn('response_status', 'integer')
+        .addColumn('error', 'text')
+        .addColumn('final', 'integer', (c) => c.notNull())
+        .addColumn('done', 'integer', (c) => c.notNull().defaultTo(0))
+        .execute();
+      await db.schema.createIndex('webhook_deliveries_transaction').on('webhook_deliveries').columns(['transaction_id', 'id']).execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

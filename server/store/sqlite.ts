@@ -6,9 +6,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, sql, type Selectable } from 'kysely';
+import { Kysely, Migrator, SqliteDialect, sql, type Generated, type Selectable } from 'kysely';
 import { migrationProvider } from './migrations.ts';
-import type { ApiKey, FaultKind, IdempotencyRecord, Mode, Organisation, Payment, Store } from './types.ts';
+import type { ApiKey, DeliveryRecord, FaultKind, IdempotencyRecord, Mode, Organisation, OutboxEntry, Payment, PaymentUpdate, Store } from './types.ts';
 
 interface OrganisationsTable {
   id: string;
@@ -49,6 +49,33 @@ interface PaymentsTable {
   created_at: number;
   updated_at: number;
   expires_at: number | null;
+  completed_at: number | null;
+}
+interface WebhookOutboxTable {
+  id: Generated<number>;
+  transaction_id: string;
+  org_id: string;
+  mode: string;
+  rail: string;
+  url: string;
+  body: string;
+  legacy: number;
+  attempts_made: number;
+  next_attempt_at: number;
+  state: string;
+}
+interface WebhookDeliveriesTable {
+  id: Generated<number>;
+  outbox_id: number;
+  transaction_id: string;
+  url: string;
+  attempt: number;
+  at: number;
+  signed: number;
+  response_status: number | null;
+  error: string | null;
+  final: number;
+  done: number;
 }
 interface IdempotencyKeysTable {
   org_id: string;
@@ -67,6 +94,8 @@ interface Tables {
   payments: PaymentsTable;
   idempotency_keys: IdempotencyKeysTable;
   faults: { org_id: string; kind: string; remaining: number };
+  webhook_outbox: WebhookOutboxTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 function toOrganisation(row: Selectable<OrganisationsTable>): Organisation {
@@ -104,6 +133,38 @@ function toPayment(row: Selectable<PaymentsTable>): Payment {
     createdAt: row.created_at,
     updatedAt: row.updated_at,
     expiresAt: row.expires_at,
+    completedAt: row.completed_at,
+  };
+}
+
+function toOutbox(row: Selectable<WebhookOutboxTable>): OutboxEntry {
+  return {
+    id: row.id,
+    transactionId: row.transaction_id,
+    orgId: row.org_id,
+    mode: row.mode as Mode,
+    rail: row.rail as OutboxEntry['rail'],
+    url: row.url,
+    body: row.body,
+    legacy: row.legacy === 1,
+    attemptsMade: row.attempts_made,
+    nextAttemptAt: row.next_attempt_at,
+    state: row.state as OutboxEntry['state'],
+  };
+}
+
+function toDelivery(row: Selectable<WebhookDeliveriesTable>): DeliveryRecord {
+  return {
+    id: row.id,
+    outboxId: row.outbox_id,
+    transactionId: row.transaction_id,
+    url: row.url,
+    attempt: row.attempt,
+    at: row.at,
+    signed: row.signed === 1,
+    responseStatus: row.response_status,
+    error: row.error,
+    final: row.final === 1,
   };
 }
 
@@ -129,6 +190,7 @@ function paymentRow(p: Payment): PaymentsTable {
     created_at: p.createdAt,
     updated_at: p.updatedAt,
     expires_at: p.expiresAt,
+    completed_at: p.completedAt,
   };
 }
 
@@ -300,6 +362,114 @@ export class SqliteStore implements Store {
   async countPayments(orgId: string): Promise<number> {
     const row = await this.db.selectFrom('payments').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  async findPayment(by: { transactionId: string } | { sessionId: string }): Promise<Payment | undefined> {
+    let query = this.db.selectFrom('payments').selectAll();
+    query = 'transactionId' in by ? query.where('transaction_id', '=', by.transactionId) : query.where('session_id', '=', by.sessionId);
+    const row = await query.executeTakeFirst();
+    return row ? toPayment(row) : undefined;
+  }
+
+  async updatePayment(
+    transactionId: string,
+    update: PaymentUpdate,
+    webhook?: Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>,
+  ): Promise<OutboxEntry | undefined | false> {
+    return this.db.transaction().execute(async (trx) => {
+      const result = await trx
+        .updateTable('payments')
+        .set({ status: update.status, transaction_type: update.transactionType, updated_at: update.updatedAt, completed_at: update.completedAt })
+        .where('transaction_id', '=', transactionId)
+        .where('status', '!=', 'completed')
+        .executeTakeFirst();
+      if (Number(result.numUpdatedRows) === 0) return false;
+      if (!webhook) return undefined;
+      const row = await trx
+        .insertInto('webhook_outbox')
+        .values({
+          transaction_id: webhook.transactionId,
+          org_id: webhook.orgId,
+          mode: webhook.mode,
+          rail: webhook.rail,
+          url: webhook.url,
+          body: webhook.body,
+          legacy: webhook.legacy ? 1 : 0,
+          attempts_made: 0,
+          next_attempt_at: webhook.nextAttemptAt,
+          state: 'pending',
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return toOutbox(row);
+    });
+  }
+
+  async dueWebhooks(realNowMs: number, limit: number): Promise<OutboxEntry[]> {
+    const rows = await this.db
+      .selectFrom('webhook_outbox')
+      .innerJoin('organisations', 'organisations.id', 'webhook_outbox.org_id')
+      .selectAll('webhook_outbox')
+      .where('webhook_outbox.state', '=', 'pending')
+      .where(({ eb, ref }) => eb(ref('webhook_outbox.next_attempt_at'), '<=', sql<number>`${realNowMs} + ${ref('organisations.clock_offset_ms')}`))
+      .orderBy('webhook_outbox.next_attempt_at')
+      .limit(limit)
+      .execute();
+    return rows.map(toOutbox);
+  }
+
+  async getWebhook(id: number): Promise<OutboxEntry | undefined> {
+    const row = await this.db.selectFrom('webhook_outbox').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toOutbox(row) : undefined;
+  }
+
+  async startDelivery(entry: OutboxEntry, attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      await trx.updateTable('webhook_outbox').set({ attempts_made: attempt.attempt }).where('id', '=', entry.id).execute();
+      const row = await trx
+        .insertInto('webhook_deliveries')
+        .values({
+          outbox_id: attempt.outboxId,
+          transaction_id: attempt.transactionId,
+          url: attempt.url,
+          attempt: attempt.attempt,
+          at: attempt.at,
+          signed: attempt.signed ? 1 : 0,
+          response_status: null,
+          error: null,
+          final: 0,
+          done: 0,
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      return row.id;
+    });
+  }
+
+  async finishDelivery(
+    deliveryId: number,
+    result: { responseStatus: number | null; error: string | null; final: boolean },
+    next: { state: OutboxEntry['state']; nextAttemptAt: number },
+  ): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .updateTable('webhook_deliveries')
+        .set({ response_status: result.responseStatus, error: result.error, final: result.final ? 1 : 0, done: 1 })
+        .where('id', '=', deliveryId)
+        .returning('outbox_id')
+        .executeTakeFirstOrThrow();
+      await trx.updateTable('webhook_outbox').set({ state: next.state, next_attempt_at: next.nextAttemptAt }).where('id', '=', row.outbox_id).execute();
+    });
+  }
+
+  async interruptedDeliveries(): Promise<DeliveryRecord[]> {
+    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('done', '=', 0).orderBy('id').execute();
+    return rows.map(toDelivery);
+  }
+
+  async listDeliveries(transactionId: string): Promise<DeliveryRecord[]> {
+    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('transaction_id', '=', transactionId).where('done', '=', 1).orderBy('id').execute();
+    return rows.map(toDelivery);
   }
 
   async getIdempotency(orgId: string, mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {

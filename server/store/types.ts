@@ -53,6 +53,47 @@ export interface Payment {
   createdAt: number;
   updatedAt: number;
   expiresAt: number | null;
+  /** When it reached `completed` (the webhook's `createdAt`), on the organisation's clock. */
+  completedAt: number | null;
+}
+
+/** A webhook waiting to be (re)delivered: the exact bytes are fixed when the event happens. */
+export interface OutboxEntry {
+  id: number;
+  transactionId: string;
+  orgId: string;
+  mode: Mode;
+  rail: Rail;
+  url: string;
+  body: string;
+  /** The unsigned two-field body of a legacy transaction. */
+  legacy: boolean;
+  attemptsMade: number;
+  /** Organisation-clock time of the next attempt. */
+  nextAttemptAt: number;
+  state: 'pending' | 'delivered' | 'failed';
+}
+
+/** One delivery attempt, as the sandbox API lists it. */
+export interface DeliveryRecord {
+  id: number;
+  outboxId: number;
+  transactionId: string;
+  url: string;
+  attempt: number;
+  at: number;
+  signed: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  final: boolean;
+}
+
+/** What an attempt changes on a payment (see server/domain/lifecycle.ts). */
+export interface PaymentUpdate {
+  status: string;
+  transactionType: Rail;
+  updatedAt: number;
+  completedAt: number | null;
 }
 
 /** The stored result of a create made with an Idempotency-Key. */
@@ -93,6 +134,24 @@ export interface Store {
   getPaymentBySessionId(orgId: string, sessionId: string): Promise<Payment | undefined>;
   getPayment(orgId: string, transactionId: string): Promise<Payment | undefined>;
   countPayments(orgId: string): Promise<number>;
+
+  /** Any organisation's payment, by transaction id or by checkout session id (sandbox, hosted page). */
+  findPayment(by: { transactionId: string } | { sessionId: string }): Promise<Payment | undefined>;
+  /**
+   * Applies an attempt's outcome, and queues its webhook in the same transaction. False
+   * (nothing written) when the payment completed meanwhile.
+   */
+  updatePayment(transactionId: string, update: PaymentUpdate, webhook?: Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>): Promise<OutboxEntry | undefined | false>;
+
+  /** Pending webhooks whose next attempt is due on their organisation's clock. */
+  dueWebhooks(realNowMs: number, limit: number): Promise<OutboxEntry[]>;
+  getWebhook(id: number): Promise<OutboxEntry | undefined>;
+  /** Records an attempt as started (it counts even if the process dies during it). */
+  startDelivery(entry: OutboxEntry, attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>): Promise<number>;
+  finishDelivery(deliveryId: number, result: { responseStatus: number | null; error: string | null; final: boolean }, next: { state: OutboxEntry['state']; nextAttemptAt: number }): Promise<void>;
+  /** Attempts a crash left unfinished: recorded as failed, so their count carries on. */
+  interruptedDeliveries(): Promise<DeliveryRecord[]>;
+  listDeliveries(transactionId: string): Promise<DeliveryRecord[]>;
 
   getIdempotency(orgId: string, mode: Mode, key: string): Promise<IdempotencyRecord | undefined>;
 

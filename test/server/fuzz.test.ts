@@ -132,6 +132,9 @@ function generalProblems(ex: Exchange): string[] {
   if (method === 'HEAD') return problems;
   const contentType = answer.headers.get('content-type') ?? '';
   const docsPage = path.startsWith('/docs') && answer.status < 400 && contentType.startsWith('text/html');
+  // The hosted payment page is for a payer's browser: HTML, including its not-found page.
+  const payerPage = path.startsWith('/pay/') && contentType.startsWith('text/html');
+  if (payerPage) return problems;
   if (!docsPage) {
     if (!contentType.startsWith('application/json')) problems.push(`content-type ${contentType || '(none)'} is not application/json`);
     if (typeof answer.body === 'string' || answer.text === '') problems.push('the body is not JSON');

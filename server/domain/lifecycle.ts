@@ -1,0 +1,85 @@
+/**
+ * A payer's attempt on a payment (service document: States and transitions).
+ *
+ *   created | pending | failed  --succeeded-->  completed  (final; the webhook is queued)
+ *   created | pending | failed  --declined--->  failed     (still live: the payer may retry)
+ *   created | pending | failed  --pending---->  pending    (a payment in flight)
+ *   completed | expired         --any-------->  refused with invalid_state
+ *
+ * The status reports the last attempt. A session expires 24 hours after creation on the
+ * organisation's clock; expiry sends no webhook, and neither does a decline.
+ */
+import { ApiError, validationFailed } from '../http/errors.ts';
+import type { OutboxEntry, Payment, PaymentUpdate, Rail, Store } from '../store/types.ts';
+import { iso } from './clock.ts';
+import { statusAt } from './payments.ts';
+
+export type Outcome = 'succeeded' | 'declined' | 'pending';
+
+const STATUS_AFTER: Record<Outcome, string> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
+
+function allows(payment: Payment, rail: Rail): boolean {
+  return payment.checkoutMethod === 'both' || payment.checkoutMethod === rail;
+}
+
+/** The exact webhook body, fixed when the event happens so every attempt sends the same bytes. */
+export function webhookBody(payment: Payment, completedAt: number): string {
+  if (payment.kind === 'legacy') {
+    return JSON.stringify({ transactionId: payment.transactionId, foreignTransactionId: payment.foreignTransactionId });
+  }
+  return JSON.stringify({
+    event: 'checkout_session.completed',
+    createdAt: iso(completedAt),
+    checkoutSessionId: payment.sessionId,
+    transactionId: payment.transactionId,
+    foreignTransactionId: payment.foreignTransactionId,
+  });
+}
+
+export interface AttemptResult {
+  payment: Payment;
+  /** The queued webhook, when the attempt completed a payment that has a webhookUrl. */
+  webhook?: OutboxEntry;
+}
+
+export async function attempt(store: Store, payment: Payment, rail: Rail, outcome: Outcome, now: number): Promise<AttemptResult> {
+  const status = statusAt(payment, now);
+  if (status === 'completed' || status === 'expired') {
+    throw new ApiError(400, 'invalid_state', `This payment is ${status}; nothing can be paid on it.`);
+  }
+  if (!allows(payment, rail)) {
+    throw validationFailed([{ field: 'rail', constraints: { isIn: `rail ${rail} is not allowed: checkoutMethod is ${payment.checkoutMethod}` } }]);
+  }
+  const completed = outcome === 'succeeded';
+  const update: PaymentUpdate = {
+    status: STATUS_AFTER[outcome],
+    // transactionType tells the rail the money moved on; before completion it reads open_banking.
+    transactionType: completed ? rail : 'open_banking',
+    updatedAt: now,
+    completedAt: completed ? now : null,
+  };
+  const webhook =
+    completed && payment.webhookUrl
+      ? {
+          transactionId: payment.transactionId,
+          orgId: payment.orgId,
+          mode: payment.mode,
+          rail,
+          url: payment.webhookUrl,
+          body: webhookBody(payment, now),
+          legacy: payment.kind === 'legacy',
+          nextAttemptAt: now,
+        }
+      : undefined;
+  const queued = await store.updatePayment(payment.transactionId, update, webhook);
+  if (queued === false) throw new ApiError(400, 'invalid_state', 'This payment is completed; nothing can be paid on it.');
+  return { payment: { ...payment, ...update }, webhook: queued };
+}
+
+/** Where the payer's browser goes after a successful attempt: the merchant's own parameters kept. */
+export function redirectAfterSuccess(payment: Payment): string {
+  const url = new URL(payment.redirectUrl);
+  url.searchParams.set('transactionId', payment.transactionId);
+  if (payment.sessionId) url.searchParams.set('checkoutSessionId', payment.sessionId);
+  return url.toString();
+}

@@ -1,0 +1,157 @@
+/**
+ * The hosted payment page, at the `url` a create returns: who is asking, how much, the
+ * reference, and the rails the payment allows. In test mode it has buttons to make the
+ * payment succeed, be declined or stay pending; on success the browser is sent (303) to
+ * the merchant's redirectUrl with transactionId (and checkoutSessionId) appended.
+ * A completed or expired payment shows a clear page instead.
+ */
+import type { Middleware } from 'koa';
+import { orgNow } from '../domain/clock.ts';
+import type { Outcome } from '../domain/lifecycle.ts';
+import { statusAt } from '../domain/payments.ts';
+import { ApiError } from '../http/errors.ts';
+import { payerAttempt } from '../sandbox/handlers.ts';
+import type { Services } from '../scope.ts';
+import type { Organisation, Payment, Rail } from '../store/types.ts';
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const RAILS: Record<Rail, string> = { card: 'Card', open_banking: 'Bank transfer (open banking)' };
+const OUTCOMES: Array<[Outcome, string]> = [
+  ['succeeded', 'Pay (succeeds)'],
+  ['declined', 'Decline'],
+  ['pending', 'Leave pending'],
+];
+const RESULTS: Record<string, string> = {
+  declined: 'The payment was declined. Nothing was taken; you can try again.',
+  pending: 'The payment is being processed. This page shows its outcome once it is known.',
+};
+
+function railsOf(payment: Payment): Rail[] {
+  return payment.checkoutMethod === 'both' ? ['card', 'open_banking'] : [payment.checkoutMethod];
+}
+
+function money(payment: Payment): string {
+  return new Intl.NumberFormat('en-NZ', { style: 'currency', currency: payment.currency }).format(payment.amountTotal);
+}
+
+function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <title>${escapeHtml(title)}</title>
+  <style>
+    body { font: 17px/1.5 system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d1d1f; }
+    main { max-width: 28rem; margin: 3rem auto; background: #fff; padding: 1.5rem 2rem 2rem; border-radius: 8px; box-shadow: 0 1px 4px #0002; }
+    dl { display: grid; grid-template-columns: max-content 1fr; gap: .25rem 1rem; }
+    dt { color: #555; } dd { margin: 0; font-weight: 600; }
+    fieldset { border: 1px solid #ccd; border-radius: 6px; margin: 1rem 0; padding: .75rem 1rem 1rem; }
+    button { font: inherit; padding: .5rem .9rem; margin: .25rem .25rem 0 0; border-radius: 5px; border: 1px solid #335; background: #fff; cursor: pointer; }
+    button[value="succeeded"] { background: #1f5fd1; color: #fff; border-color: #1f5fd1; }
+    button:focus-visible { outline: 3px solid #f0a000; outline-offset: 2px; }
+    .note { background: #fff6d6; padding: .5rem .75rem; border-radius: 5px; }
+    .status { background: #eef3ff; padding: .5rem .75rem; border-radius: 5px; }
+  </style>
+</head>
+<body>
+  <main>
+${body}
+  </main>
+</body>
+</html>
+`;
+}
+
+function details(org: Organisation, payment: Payment): string {
+  const rows: Array<[string, string]> = [
+    ['Amount', money(payment)],
+    ['Reference', payment.reference],
+    ...(payment.particulars ? [['Particulars', payment.particulars] as [string, string]] : []),
+    ['Code', payment.code],
+    ['Pay by', railsOf(payment).map((r) => RAILS[r]).join(' or ')],
+  ];
+  return `    <h1>Pay ${escapeHtml(org.name)}</h1>
+    <dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
+}
+
+export function renderPage(org: Organisation, payment: Payment, now: number, action: string, result?: string): { status: number; html: string } {
+  const status = statusAt(payment, now);
+  if (status === 'completed') {
+    return { status: 200, html: layout('Payment complete', `    <h1>Payment complete</h1>\n    <p role="status">This payment to ${escapeHtml(org.name)} (${escapeHtml(money(payment))}, reference ${escapeHtml(payment.reference)}) has been made. You can close this page.</p>`) };
+  }
+  if (status === 'expired') {
+    return { status: 410, html: layout('Payment request expired', `    <h1>This payment request has expired</h1>\n    <p role="alert">Nothing was taken. Ask ${escapeHtml(org.name)} for a new payment request.</p>`) };
+  }
+  const message = result && RESULTS[result] ? `\n    <p class="status" role="${result === 'declined' ? 'alert' : 'status'}">${RESULTS[result]}</p>` : '';
+  const forms =
+    payment.mode === 'test'
+      ? `\n    <p class="note">Test mode: no money moves. Choose what the payment does.</p>` +
+        railsOf(payment)
+          .map(
+            (rail) => `
+    <form method="post" action="${escapeHtml(action)}">
+      <fieldset>
+        <legend>${RAILS[rail]}</legend>
+        <input type="hidden" name="rail" value="${rail}">
+        ${OUTCOMES.map(([value, label]) => `<button type="submit" name="outcome" value="${value}">${label}</button>`).join('\n        ')}
+      </fieldset>
+    </form>`,
+          )
+          .join('')
+      : `\n    <p class="note">Live payments are not taken by this sandbox server.</p>`;
+  return { status: 200, html: layout(`Pay ${org.name}`, `${details(org, payment)}${message}${forms}`) };
+}
+
+/** `/pay/<cs_id>`, `/pay/links/<id>`, `/pay/transactions/<id>`, each with `/attempts` for the form. */
+const ROUTE = /^\/pay\/(?:(links|transactions)\/)?([^/]+?)(\/attempts)?$/;
+
+export function hostedPage(services: Services): Middleware {
+  return async function payPage(ctx, next) {
+    const match = ROUTE.exec(ctx.path);
+    if (!match) return next();
+    const [, section, id, attempts] = match as unknown as [string, string | undefined, string, string | undefined];
+    const by = section ? { transactionId: id } : { sessionId: id };
+    const kind = section === 'links' ? 'payment_link' : section === 'transactions' ? 'legacy' : 'checkout_session';
+    const payment = await services.store.findPayment(by).catch(() => undefined);
+    const org = payment?.kind === kind ? await services.store.getOrganisation(payment.orgId) : undefined;
+    ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.set('cache-control', 'no-store');
+    if (!payment || !org) {
+      ctx.status = 404;
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = layout('Payment not found', '    <h1>Payment not found</h1>\n    <p role="alert">This payment link is not valid. Check the address, or ask the merchant for a new one.</p>');
+      return;
+    }
+    const page = section ? `/pay/${section}/${payment.transactionId}` : `/pay/${payment.sessionId}`;
+    if (!attempts) {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
+      const rendered = renderPage(org, payment, orgNow(org), `${page}/attempts`, ctx.query.result as string | undefined);
+      ctx.status = rendered.status;
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = rendered.html;
+      return;
+    }
+    if (ctx.method !== 'POST') return next();
+    const form = new URLSearchParams((ctx.state.rawBody as Buffer).toString('utf8'));
+    const rail = form.get('rail');
+    const outcome = form.get('outcome');
+    if (payment.mode !== 'test' || (rail !== 'card' && rail !== 'open_banking') || !OUTCOMES.some(([o]) => o === outcome)) {
+      ctx.redirect(page);
+      ctx.status = 303;
+      return;
+    }
+    try {
+      const done = await payerAttempt({ services, koa: ctx }, payment, rail, outcome as Outcome);
+      ctx.status = 303;
+      ctx.redirect(done.redirectTo ?? `${page}?result=${outcome}`);
+      ctx.status = 303;
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      // Completed meanwhile, expired, or a rail not allowed: the page says where things stand.
+      ctx.redirect(page);
+      ctx.status = 303;
+    }
+  };
+}
