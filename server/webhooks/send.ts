@@ -22,10 +22,12 @@ export interface SendResult {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
+export type Resolver = (hostname: string, options: { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+
 /** dns.lookup, refusing addresses this mode may not reach. */
-function guardedLookup(mode: Mode, httpOnly: boolean) {
+function guardedLookup(mode: Mode, httpOnly: boolean, resolve: Resolver) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
-    dnsLookup(hostname, { all: true }, (err, addresses) => {
+    resolve(hostname, { all: true }, (err, addresses) => {
       if (err) return callback(err, []);
       const allowed = (a: LookupAddress) => (httpOnly ? isLoopbackHost(a.address) : mode === 'test' || !isNonPublicAddress(a.address));
       if (addresses.length === 0 || !addresses.every(allowed)) {
@@ -38,7 +40,14 @@ function guardedLookup(mode: Mode, httpOnly: boolean) {
   };
 }
 
-export function sendWebhook(target: string, body: string, headers: Record<string, string>, mode: Mode, timeoutMs = ANSWER_TIMEOUT_MS): Promise<SendResult> {
+export function sendWebhook(
+  target: string,
+  body: string,
+  headers: Record<string, string>,
+  mode: Mode,
+  timeoutMs = ANSWER_TIMEOUT_MS,
+  resolver: Resolver = dnsLookup as unknown as Resolver,
+): Promise<SendResult> {
   const refusal = refuseWebhookUrl(target, mode);
   if (refusal) return Promise.resolve({ status: null, error: refusal, refused: true });
   const url = new URL(target);
@@ -58,7 +67,7 @@ export function sendWebhook(target: string, body: string, headers: Record<string
       agent: false,
       headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'payment-service-webhooks/1.0', connection: 'close' },
       // Literal addresses were checked by refuseWebhookUrl; names are checked as they resolve.
-      ...(literal ? {} : { lookup: guardedLookup(mode, url.protocol === 'http:') as never }),
+      ...(literal ? {} : { lookup: guardedLookup(mode, url.protocol === 'http:', resolver) as never }),
     });
     const timer = setTimeout(() => finish({ status: null, error: `no answer within ${timeoutMs / 1000} seconds` }), timeoutMs);
     request.on('response', (response) => {

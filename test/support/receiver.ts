@@ -1,0 +1,75 @@
+/**
+ * A merchant's webhook receiver on loopback for tests: records every delivery (headers
+ * and exact raw bytes) and answers as told: a status, or no answer at all (hang).
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Delivery {
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  body: any;
+  receivedAt: number;
+}
+
+export type Behaviour = { status: number } | { hang: true };
+
+export interface Receiver {
+  url: string;
+  deliveries: Delivery[];
+  /** How to answer deliveries to a path (default: 200). */
+  behave(path: string, behaviour: Behaviour): void;
+  /** Resolves once `count` deliveries to `path` have arrived. */
+  waitFor(path: string, count: number, timeoutMs?: number): Promise<Delivery[]>;
+  close(): Promise<void>;
+}
+
+export async function startReceiver(): Promise<Receiver> {
+  const deliveries: Delivery[] = [];
+  const behaviours = new Map<string, Behaviour>();
+  const hung = new Set<http.ServerResponse>();
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      const path = req.url ?? '/';
+      deliveries.push({ path, headers: req.headers, raw, body, receivedAt: Date.now() });
+      const behaviour = behaviours.get(path) ?? { status: 200 };
+      if ('hang' in behaviour) {
+        hung.add(res);
+        return;
+      }
+      res.writeHead(behaviour.status, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    deliveries,
+    behave: (path, behaviour) => behaviours.set(path, behaviour),
+    async waitFor(path, count, timeoutMs = 15_000) {
+      const started = Date.now();
+      for (;;) {
+        const got = deliveries.filter((d) => d.path === path);
+        if (got.length >= count) return got;
+        if (Date.now() - started > timeoutMs) throw new Error(`expected ${count} deliveries to ${path} within ${timeoutMs} ms, got ${got.length}`);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+    },
+    close: () =>
+      new Promise((resolve) => {
+        for (const res of hung) res.destroy();
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
