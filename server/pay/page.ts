@@ -32,7 +32,8 @@ function railsOf(payment: Payment): Rail[] {
 }
 
 function money(payment: Payment): string {
-  return new Intl.NumberFormat('en-NZ', { style: 'currency', currency: payment.currency }).format(payment.amountTotal);
+  // 'en' names the dollars (NZ$, A$); a local locale would print a bare $.
+  return new Intl.NumberFormat('en', { style: 'currency', currency: payment.currency }).format(payment.amountTotal);
 }
 
 function layout(title: string, body: string): string {
