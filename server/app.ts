@@ -180,7 +180,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       {
         method: ctx.method,
         path: ctx.path,
-        headers: ctx.headers,
+        // Only what the operations read: openapi-backend copies and re-keys every header it is given.
+        headers: pickHeaders(ctx.headers),
         query: ctx.query as Record<string, string | string[]>,
         body,
       },
@@ -235,6 +236,17 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       return closing;
     },
   };
+}
+
+const HEADERS_READ = ['authorization', 'content-type', 'idempotency-key'] as const;
+
+function pickHeaders(headers: KoaContext['headers']): KoaContext['headers'] {
+  const picked: Record<string, string | string[]> = {};
+  for (const name of HEADERS_READ) {
+    const value = headers[name];
+    if (value !== undefined) picked[name] = value;
+  }
+  return picked as KoaContext['headers'];
 }
 
 function send(ctx: KoaContext, reply: Reply): void {

@@ -35,6 +35,8 @@ export async function createOrganisation(store: Store, settings: OrganisationSet
     clockOffsetMs: 0,
   };
   await store.createOrganisation(org);
-  const [test, live] = await Promise.all([createApiKey(store, org.id, 'test'), createApiKey(store, org.id, 'live')]);
+  // One after the other: each scrypt hash holds 16 MB while it runs.
+  const test = await createApiKey(store, org.id, 'test');
+  const live = await createApiKey(store, org.id, 'live');
   return { id: org.id, webhookSigningSecret: org.webhookSecret, apiKeys: { test, live } };
 }

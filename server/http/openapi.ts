@@ -40,7 +40,11 @@ export interface RequestInput {
 }
 
 export class Backend<S> {
-  private constructor(private readonly api: OpenAPIBackend) {}
+  private constructor(
+    private readonly api: OpenAPIBackend,
+    /** Every query parameter some operation declares. */
+    private readonly queryNames: ReadonlySet<string>,
+  ) {}
 
   static async create<S>(options: BackendOptions<S>): Promise<Backend<S>> {
     const api = new OpenAPIBackend({
@@ -64,6 +68,7 @@ export class Backend<S> {
     // the definition never changes after init, so build it once.
     const operations = api.router.getOperations();
     api.router.getOperations = () => operations;
+    const queryNames = new Set(operations.flatMap((op) => (op.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : []))));
 
     const wrap = (h: Handler<S>) => (c: Context, scope: S) => h(c, scope);
     for (const [operationId, handler] of Object.entries(options.handlers)) api.register(operationId, wrap(handler));
@@ -88,15 +93,14 @@ export class Backend<S> {
         throw new Error(`no handler for ${c.operation?.operationId}`);
       },
     });
-    return new Backend<S>(api);
+    return new Backend<S>(api, queryNames);
   }
 
   handle(input: RequestInput, scope: S): Promise<Reply> {
-    // Query parameters an operation does not declare are ignored, not refused: clients
-    // and proxies add harmless ones (cache busters) and the document names no error for them.
-    const operation = this.api.router.matchOperation(input as never);
-    const declared = new Set((operation?.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : [])));
-    const query = Object.fromEntries(Object.entries(input.query).filter(([name]) => declared.has(name)));
+    // Query parameters no operation declares are ignored, not refused: clients and proxies
+    // add harmless ones (cache busters) and the document names no error for them.
+    const query: Record<string, string | string[]> = {};
+    for (const name of this.queryNames) if (input.query[name] !== undefined) query[name] = input.query[name]!;
     return this.api.handleRequest({ ...input, query } as never, scope) as Promise<Reply>;
   }
 }

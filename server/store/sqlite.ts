@@ -225,8 +225,19 @@ function precompile<A extends unknown[]>(database: Database.Database, build: (..
   const positions = parameters.map((p) => (sentinels as unknown[]).indexOf(p));
   const statement = database.prepare(text);
   const bind = (args: A) => positions.map((at, i) => (at >= 0 ? args[at] : parameters[i]));
-  return { get: (...args: A) => statement.get(...bind(args)) as any };
+  return {
+    get: (...args: A) => statement.get(...bind(args)) as any,
+    run: (...args: A) => statement.run(...bind(args)),
+  };
 }
+
+const PAYMENT_COLUMNS = [
+  'transaction_id', 'kind', 'session_id', 'org_id', 'mode', 'status', 'amount_total', 'currency', 'checkout_method', 'reference',
+  'particulars', 'code', 'redirect_url', 'webhook_url', 'foreign_transaction_id', 'description', 'transaction_type', 'created_at',
+  'updated_at', 'expires_at', 'completed_at',
+] as const satisfies ReadonlyArray<keyof PaymentsTable>;
+
+const IDEMPOTENCY_COLUMNS = ['org_id', 'mode', 'key', 'fingerprint', 'status', 'body', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
 
 export class SqliteStore implements Store {
   readonly db: Kysely<Tables>;
@@ -258,6 +269,19 @@ export class SqliteStore implements Store {
         db.selectFrom('payments').selectAll().where('session_id', '=', sessionId).where('org_id', '=', orgId), 2),
       idempotency: precompile(this.database, (orgId: string, mode: string, key: string) =>
         db.selectFrom('idempotency_keys').selectAll().where('org_id', '=', orgId).where('mode', '=', mode).where('key', '=', key), 3),
+      // Inserts take one argument per column, in the order of the column lists above.
+      insertPayment: precompile(this.database, (...values: unknown[]) =>
+        db.insertInto('payments').values(Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, values[i]])) as never), PAYMENT_COLUMNS.length),
+      // A record past its 24 hours may still be on disk until the next clean-up.
+      upsertIdempotency: precompile(this.database, (...values: unknown[]) => {
+        const row = Object.fromEntries(IDEMPOTENCY_COLUMNS.map((c, i) => [c, values[i]])) as never as IdempotencyKeysTable;
+        return db
+          .insertInto('idempotency_keys')
+          .values(row)
+          .onConflict((oc) =>
+            oc.columns(['org_id', 'mode', 'key']).doUpdateSet({ fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at }),
+          );
+      }, IDEMPOTENCY_COLUMNS.length),
     };
   }
 
@@ -354,34 +378,24 @@ export class SqliteStore implements Store {
   }
 
   async createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
-      await trx.insertInto('payments').values(paymentRow(payment)).execute();
+    const row = paymentRow(payment);
+    const insert = this.database.transaction(() => {
+      this.queries.insertPayment.run(...PAYMENT_COLUMNS.map((c) => row[c]));
       if (idempotency) {
-        await trx
-          .insertInto('idempotency_keys')
-          .values({
-            org_id: idempotency.orgId,
-            mode: idempotency.mode,
-            key: idempotency.key,
-            fingerprint: idempotency.fingerprint,
-            status: idempotency.status,
-            body: idempotency.body,
-            created_at: idempotency.createdAt,
-            expires_at: idempotency.expiresAt,
-          })
-          // A record past its 24 hours may still be on disk until the next clean-up.
-          .onConflict((oc) =>
-            oc.columns(['org_id', 'mode', 'key']).doUpdateSet({
-              fingerprint: idempotency.fingerprint,
-              status: idempotency.status,
-              body: idempotency.body,
-              created_at: idempotency.createdAt,
-              expires_at: idempotency.expiresAt,
-            }),
-          )
-          .execute();
+        const record: IdempotencyKeysTable = {
+          org_id: idempotency.orgId,
+          mode: idempotency.mode,
+          key: idempotency.key,
+          fingerprint: idempotency.fingerprint,
+          status: idempotency.status,
+          body: idempotency.body,
+          created_at: idempotency.createdAt,
+          expires_at: idempotency.expiresAt,
+        };
+        this.queries.upsertIdempotency.run(...IDEMPOTENCY_COLUMNS.map((c) => record[c]));
       }
     });
+    insert();
   }
 
   async getPaymentBySessionId(orgId: string, sessionId: string): Promise<Payment | undefined> {

@@ -1,0 +1,451 @@
+/**
+ * `npm run bench`: throughput, p99 latency and memory of the reference server on loopback,
+ * against a bare node:http "ceiling" measured the same way.
+ *
+ * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (bin/payment-server.js,
+ *    temporary SQLite file, random sandbox token), each in its own process.
+ * 2. Provisions an organisation through the sandbox API, gets a bearer token, creates one
+ *    checkout session.
+ * 3. Runs autocannon, after a warm-up, against: the ceiling; GET /api/checkout-sessions/{id};
+ *    POST /api/checkout-sessions with a fresh Idempotency-Key on every request.
+ * 4. Samples the payment server's VmRSS every 200 ms (and VmHWM at the end), by phase.
+ * 5. Prints a Markdown table with the targets, writes bench/results/latest.json. It also
+ *    prints each target's CPU time per request and flags measurements during which other
+ *    processes kept the machine busy (req/s and p99 are then understated).
+ *
+ * Both children are stopped (SIGTERM, SIGKILL after 5 s) on success, failure or Ctrl-C.
+ *
+ * Exits non-zero when any answer was not 200 or any request failed (errors, timeouts);
+ * missing a performance target is reported, not failed.
+ *
+ * BENCH_DURATION (seconds, default 8), BENCH_CONNECTIONS (default 50) and BENCH_WARMUP
+ * (seconds, default 2) tune the run.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { EventEmitter } from 'node:events';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { processCpuMs, sampleMemory, startChild, stopAll, waitUntilHealthy, type Child, type MemoryReport } from './processes.ts';
+
+// --- autocannon, typed here (only the parts used) --------------------------------------
+
+interface AcRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  body?: string;
+  setupRequest?: (request: AcRequest, context: Record<string, unknown>) => AcRequest;
+  onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, unknown>) => void;
+}
+
+interface AcOptions {
+  url: string;
+  connections: number;
+  duration: number;
+  timeout?: number;
+  requests: AcRequest[];
+}
+
+interface AcHistogram {
+  average: number;
+  mean: number;
+  stddev: number;
+  min: number;
+  max: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  p99_9: number;
+}
+
+interface AcResult {
+  requests: AcHistogram & { total: number; sent: number };
+  latency: AcHistogram;
+  errors: number;
+  timeouts: number;
+  mismatches: number;
+  non2xx: number;
+  statusCodeStats: Record<string, { count: number }>;
+  duration: number;
+}
+
+type AcInstance = EventEmitter & PromiseLike<AcResult>;
+const autocannon = createRequire(import.meta.url)('autocannon') as (options: AcOptions) => AcInstance;
+
+// --- configuration ----------------------------------------------------------------------
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+function positive(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`${name} must be a positive number, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+const DURATION = positive('BENCH_DURATION', 8);
+const CONNECTIONS = Math.round(positive('BENCH_CONNECTIONS', 50));
+const WARMUP = positive('BENCH_WARMUP', 2);
+
+const TARGETS = {
+  getRatio: 0.3,
+  postRatio: 0.15,
+  p99Ms: 20,
+  rssMb: 200,
+};
+
+/** Fraction (0–1) of all CPUs' time spent busy over `ms`: other work makes the numbers noisy. */
+const cpuTotals = () =>
+  os.cpus().reduce((acc, { times }) => ({ idle: acc.idle + times.idle, all: acc.all + times.user + times.nice + times.sys + times.irq + times.idle }), { idle: 0, all: 0 });
+
+async function cpuBusy(ms: number): Promise<number> {
+  const a = cpuTotals();
+  await new Promise((resolve) => setTimeout(resolve, ms));
+  const b = cpuTotals();
+  return b.all > a.all ? 1 - (b.idle - a.idle) / (b.all - a.all) : 0;
+}
+const BUSY = 0.2;
+/** Above this many CPUs used by other processes during a measurement, its numbers are flagged. */
+const OTHER_CPUS = 0.25;
+
+const SESSION_BODY = {
+  type: 'single',
+  amount: { total: 25.5 },
+  creditorReference: { reference: 'BENCH-1' },
+  redirectUrl: 'https://shop.example.com/done',
+  checkoutMethod: 'both',
+};
+
+// --- measuring ------------------------------------------------------------------------
+
+interface Measurement {
+  target: string;
+  url: string;
+  reqPerSec: number;
+  p50Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  total: number;
+  statusCodes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+  non2xx: number;
+  /** Answers other than 200 (other 2xx included) plus request errors (timeouts included), warm-up included. */
+  failures: number;
+  /** CPU time the target's process spent per answered request (less sensitive to a busy machine than req/s). */
+  serverCpuMsPerRequest: number | null;
+  /** CPUs the target's process kept busy on average. */
+  serverCpus: number | null;
+  /** CPUs kept busy by everything else than the target and this benchmark process (other work on the machine). */
+  otherCpus: number;
+  samples: string[];
+}
+
+interface Target {
+  name: string;
+  url: string;
+  pid: number;
+  /** Called as the warm-up starts (to label memory samples). */
+  onStart?: () => void;
+  request: () => AcRequest;
+}
+
+async function measure(target: Target): Promise<Measurement> {
+  const samples: string[] = [];
+  const note = (text: string) => {
+    if (samples.length < 5) samples.push(text);
+  };
+  const run = async (seconds: number) => {
+    const request = target.request();
+    const instance = autocannon({
+      url: target.url,
+      connections: CONNECTIONS,
+      duration: seconds,
+      timeout: 10,
+      requests: [
+        {
+          ...request,
+          onResponse: (status, body) => {
+            if (status !== 200) note(`${status}: ${body.slice(0, 300)}`);
+          },
+        },
+      ],
+    });
+    instance.on('reqError', (error: Error) => note(`request error: ${error.message}`));
+    return instance;
+  };
+
+  target.onStart?.();
+  process.stdout.write(`- ${target.name}: warm-up ${WARMUP} s, `);
+  const warm = await run(WARMUP);
+  process.stdout.write(`measuring ${DURATION} s with ${CONNECTIONS} connections… `);
+  const before = { wall: performance.now(), server: processCpuMs(target.pid), self: process.cpuUsage(), machine: cpuTotals() };
+  const result = await run(DURATION);
+  const wallMs = performance.now() - before.wall;
+  const serverAfter = processCpuMs(target.pid);
+  const selfUsage = process.cpuUsage(before.self);
+  const machine = cpuTotals();
+  const serverMs = before.server === null || serverAfter === null ? null : serverAfter - before.server;
+  const machineBusyMs = machine.all - before.machine.all - (machine.idle - before.machine.idle);
+  const otherCpus = Math.max(0, (machineBusyMs - (serverMs ?? 0) - (selfUsage.user + selfUsage.system) / 1000) / wallMs);
+
+  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]));
+  // autocannon's `errors` already counts timeouts.
+  const failuresOf = (r: AcResult) =>
+    r.errors + Object.entries(r.statusCodeStats).reduce((n, [code, { count }]) => (code === '200' ? n : n + Number(count)), 0);
+  const measurement: Measurement = {
+    target: target.name,
+    url: target.url,
+    reqPerSec: result.requests.average,
+    p50Ms: result.latency.p50,
+    p99Ms: result.latency.p99,
+    maxMs: result.latency.max,
+    total: result.requests.total,
+    statusCodes,
+    errors: result.errors,
+    timeouts: result.timeouts,
+    non2xx: result.non2xx,
+    failures: failuresOf(warm) + failuresOf(result),
+    samples,
+    serverCpuMsPerRequest: serverMs === null || result.requests.total === 0 ? null : round(serverMs / result.requests.total, 3),
+    serverCpus: serverMs === null ? null : round(serverMs / wallMs, 2),
+    otherCpus: round(otherCpus, 2),
+  };
+  console.log(`${Math.round(measurement.reqPerSec)} req/s, p99 ${measurement.p99Ms} ms${measurement.failures ? `, ${measurement.failures} FAILED` : ''}`);
+  return measurement;
+}
+
+// --- talking to the payment server ------------------------------------------------------
+
+async function call<T>(base: string, method: string, pathname: string, init: { token?: string; json?: unknown; form?: Record<string, string> }): Promise<T> {
+  const headers: Record<string, string> = {};
+  let body: string | undefined;
+  if (init.token) headers.authorization = `Bearer ${init.token}`;
+  if (init.json !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(init.json);
+  }
+  if (init.form) {
+    headers['content-type'] = 'application/x-www-form-urlencoded';
+    body = new URLSearchParams(init.form).toString();
+  }
+  const res = await fetch(`${base}${pathname}`, { method, headers, body });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${method} ${pathname} answered ${res.status}: ${text.slice(0, 500)}`);
+  return JSON.parse(text) as T;
+}
+
+interface Provisioned {
+  orgId: string;
+  clientId: string;
+  clientSecret: string;
+  sessionId: string;
+}
+
+async function provision(base: string, sandboxToken: string): Promise<Provisioned> {
+  const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(base, 'POST', '/sandbox/organisations', {
+    token: sandboxToken,
+    json: { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
+  });
+  const { clientId, clientSecret } = org.apiKeys.test;
+  const token = await accessToken(base, clientId, clientSecret);
+  const session = await call<{ id: string }>(base, 'POST', '/api/checkout-sessions', { token, json: SESSION_BODY });
+  return { orgId: org.id, clientId, clientSecret, sessionId: session.id };
+}
+
+async function accessToken(base: string, clientId: string, clientSecret: string): Promise<string> {
+  const answer = await call<{ accessToken: string }>(base, 'POST', '/api/token', { form: { clientId, clientSecret } });
+  return answer.accessToken;
+}
+
+// --- report ---------------------------------------------------------------------------
+
+const round = (n: number, digits: number) => Math.round(n * 10 ** digits) / 10 ** digits;
+const mb = (kb: number | null) => (kb === null ? null : Math.round((kb / 1024) * 10) / 10);
+const mark = (met: boolean) => (met ? '✅ met' : '❌ not met');
+
+function report(measurements: Measurement[], memory: MemoryReport, busyBefore: number) {
+  const ceiling = measurements[0]!.reqPerSec;
+  const [, get, post] = measurements;
+  const peakMb = mb(memory.peakRssKb);
+  const noisy = measurements.filter((m) => m.otherCpus > OTHER_CPUS);
+  const targets = [
+    { target: `GET ≥ ${TARGETS.getRatio} × ceiling`, actual: `${(get!.reqPerSec / ceiling).toFixed(3)} ×`, met: get!.reqPerSec >= TARGETS.getRatio * ceiling },
+    { target: `POST ≥ ${TARGETS.postRatio} × ceiling`, actual: `${(post!.reqPerSec / ceiling).toFixed(3)} ×`, met: post!.reqPerSec >= TARGETS.postRatio * ceiling },
+    { target: `GET p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`, actual: `${get!.p99Ms} ms`, met: get!.p99Ms < TARGETS.p99Ms },
+    { target: `POST p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`, actual: `${post!.p99Ms} ms`, met: post!.p99Ms < TARGETS.p99Ms },
+    { target: `peak RSS < ${TARGETS.rssMb} MB`, actual: peakMb === null ? 'unknown (no /proc)' : `${peakMb} MB`, met: peakMb !== null && peakMb < TARGETS.rssMb },
+  ];
+
+  const lines = [
+    '',
+    `### Benchmark (${DURATION} s per target after ${WARMUP} s warm-up, ${CONNECTIONS} connections, loopback, Node ${process.version}, ${os.cpus().length} CPUs)`,
+    '',
+    ...(busyBefore > BUSY
+      ? [`> Before the run the machine was already ${Math.round(busyBefore * 100)} % busy (${os.cpus().length} CPUs): other work competed for the CPU, so these numbers are low and noisy.`, '']
+      : []),
+    '| target | req/s (average) | p99 latency ms | ratio to ceiling |',
+    '| --- | ---: | ---: | ---: |',
+    ...measurements.map((m) => `| ${m.target} | ${Math.round(m.reqPerSec)} | ${m.p99Ms} | ${(m.reqPerSec / ceiling).toFixed(3)} |`),
+    '',
+    `Server CPU per request: ${measurements.map((m) => `${m.target.split(' (')[0]} ${m.serverCpuMsPerRequest ?? '?'} ms (${m.serverCpus ?? '?'} CPU busy)`).join('; ')}.`,
+    ...(noisy.length > 0
+      ? ['', `> Other work kept ${noisy.map((m) => `${m.otherCpus} CPU busy during ${m.target.split(' (')[0]}`).join(', ')}: req/s and p99 are understated; compare CPU per request instead.`]
+      : []),
+    '',
+    `Peak RSS of the payment server: ${peakMb ?? 'unknown'} MB (VmHWM ${mb(memory.hwmKb) ?? '?'} MB, highest of ${memory.samples} VmRSS samples every ${memory.intervalMs} ms ${mb(memory.peakSampledRssKb) ?? '?'} MB, during ${memory.peakPhase ?? '?'})`,
+    `Peak RSS by phase: ${Object.entries(memory.peakByPhaseKb).map(([phase, kb]) => `${phase} ${mb(kb)} MB`).join('; ')}`,
+    '',
+    '| target | actual | status |',
+    '| --- | ---: | --- |',
+    ...targets.map((t) => `| ${t.target} | ${t.actual} | ${mark(t.met)} |`),
+    '',
+  ];
+  console.log(lines.join('\n'));
+  return targets;
+}
+
+// --- main -----------------------------------------------------------------------------
+
+/** Temporary folder of the run (SQLite file, server log); removed unless the run failed. */
+let scratchDir: string | undefined;
+
+async function main(): Promise<number> {
+  const scratch = mkdtempSync(path.join(os.tmpdir(), 'payment-bench-'));
+  scratchDir = scratch;
+  const serverLog = path.join(scratch, 'payment-server.stderr.log');
+  const sandboxToken = randomBytes(24).toString('hex');
+  let ceiling: Child | undefined;
+  let server: Child | undefined;
+  let memory: ReturnType<typeof sampleMemory> | undefined;
+  let failed = true;
+  try {
+    // Measured before any child starts: how busy the machine is with other work.
+    const busyBefore = await cpuBusy(1000);
+    ceiling = await startChild({ name: 'ceiling', cwd: root, args: ['--import', 'tsx', path.join(root, 'bench/ceiling.ts')] });
+    await waitUntilHealthy(`${ceiling.url}/`);
+
+    server = await startChild({
+      name: 'payment server',
+      cwd: root,
+      args: [path.join(root, 'bin/payment-server.js'), '--port', '0', '--db', path.join(scratch, 'bench.sqlite'), '--sandbox-token', sandboxToken],
+      stderrPath: serverLog,
+    });
+    memory = sampleMemory(server.pid, 200);
+    await waitUntilHealthy(`${server.url}/healthz`);
+    console.log(`ceiling at ${ceiling.url} (pid ${ceiling.pid}); payment server at ${server.url} (pid ${server.pid}); scratch ${scratch}`);
+
+    memory.phase('provisioning');
+    const org = await provision(server.url, sandboxToken);
+    console.log(`organisation ${org.orgId}, checkout session ${org.sessionId}`);
+
+    const base = server.url;
+    // A fresh token per target: one lasts five minutes, which a long BENCH_DURATION could outlast.
+    const bearer = async () => ({ authorization: `Bearer ${await accessToken(base, org.clientId, org.clientSecret)}` });
+    const sessionJson = JSON.stringify(SESSION_BODY);
+
+    const measurements: Measurement[] = [];
+    const mem0 = memory;
+    const phase = (name: string) => () => mem0.phase(name);
+    measurements.push(await measure({ name: 'ceiling (node:http hello world)', url: ceiling.url, pid: ceiling.pid, onStart: phase('ceiling load (server idle)'), request: () => ({ method: 'GET', path: '/' }) }));
+
+    mem0.phase('token (scrypt)');
+    const getHeaders = await bearer();
+    measurements.push(
+      await measure({
+        name: 'GET /api/checkout-sessions/{id}',
+        url: base,
+        pid: server.pid,
+        onStart: phase('GET load'),
+        request: () => ({ method: 'GET', path: `/api/checkout-sessions/${org.sessionId}`, headers: getHeaders }),
+      }),
+    );
+
+    mem0.phase('token (scrypt)');
+    const postHeaders = { ...(await bearer()), 'content-type': 'application/json' };
+    measurements.push(
+      await measure({
+        name: 'POST /api/checkout-sessions (fresh Idempotency-Key)',
+        url: base,
+        pid: server.pid,
+        onStart: phase('POST load'),
+        request: () => ({
+          method: 'POST',
+          path: '/api/checkout-sessions',
+          headers: postHeaders,
+          body: sessionJson,
+          setupRequest: (request) => {
+            request.headers = { ...request.headers, 'idempotency-key': randomUUID() };
+            return request;
+          },
+        }),
+      }),
+    );
+
+    const mem = memory.stop();
+    const targets = report(measurements, mem, busyBefore);
+
+    const failures = measurements.filter((m) => m.failures > 0);
+    const results = {
+      at: new Date().toISOString(),
+      node: process.version,
+      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+      cpus: os.cpus().length,
+      cpuModel: os.cpus()[0]?.model,
+      cpuBusyBeforeRun: Math.round(busyBefore * 1000) / 1000,
+      config: { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS },
+      measurements: measurements.map((m) => ({ ...m, ratioToCeiling: m.reqPerSec / measurements[0]!.reqPerSec })),
+      memory: { ...mem, peakRssMb: mb(mem.peakRssKb), hwmMb: mb(mem.hwmKb), peakSampledRssMb: mb(mem.peakSampledRssKb) },
+      targets,
+      ok: failures.length === 0,
+    };
+    const out = path.join(root, 'bench/results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`results written to ${path.relative(process.cwd(), path.join(out, 'latest.json'))}`);
+
+    if (failures.length > 0) {
+      for (const m of failures) {
+        console.error(
+          `\nFAILED: ${m.target}: ${m.failures} failures (errors ${m.errors}, timeouts ${m.timeouts}, status codes ${JSON.stringify(m.statusCodes)}); sample:\n  ${m.samples.join('\n  ')}`,
+        );
+      }
+      return 1;
+    }
+    failed = false;
+    return 0;
+  } catch (error) {
+    console.error(`\nbench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return 1;
+  } finally {
+    memory?.stop();
+    await Promise.all([ceiling?.stop(), server?.stop()]);
+    if (failed) {
+      try {
+        const tail = readFileSync(serverLog, 'utf8').trimEnd().split('\n').slice(-10).join('\n');
+        if (tail) console.error(`\nlast lines of the payment server's log (${serverLog}):\n${tail}`);
+      } catch {
+        // no log
+      }
+      console.error(`scratch directory kept: ${scratch}`);
+    } else {
+      rmSync(scratch, { recursive: true, force: true });
+    }
+  }
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    console.error(`\n${signal}: stopping the servers`);
+    void stopAll().finally(() => {
+      if (scratchDir) rmSync(scratchDir, { recursive: true, force: true });
+      process.exit(130);
+    });
+  });
+}
+
+process.exitCode = await main();
