@@ -107,9 +107,9 @@ export function sessionCreatedShape(p: Payment, publicUrl: string) {
   };
 }
 
-export function sessionReadShape(p: Payment, now: number) {
+/** What a session and a payment link both say about where the payment stands. */
+function readFields(p: Payment, now: number) {
   return {
-    id: p.sessionId!,
     status: statusAt(p, now),
     code: p.code,
     amount: amountOf(p),
@@ -119,29 +119,17 @@ export function sessionReadShape(p: Payment, now: number) {
     transactionType: p.transactionType,
     testMode: p.mode === 'test',
     foreignTransactionId: p.foreignTransactionId,
-    expiresAt: iso(p.expiresAt!),
     createdAt: iso(p.createdAt),
     updatedAt: iso(p.updatedAt),
-    transactionId: p.transactionId,
   };
 }
 
+export function sessionReadShape(p: Payment, now: number) {
+  return { id: p.sessionId!, ...readFields(p, now), expiresAt: iso(p.expiresAt!), transactionId: p.transactionId };
+}
+
 export function paymentLinkShape(p: Payment, publicUrl: string, now: number) {
-  return {
-    id: p.transactionId,
-    status: statusAt(p, now),
-    url: hostedPageUrl(publicUrl, p),
-    code: p.code,
-    amount: amountOf(p),
-    checkoutMethod: p.checkoutMethod,
-    reference: p.reference,
-    particulars: p.particulars,
-    transactionType: p.transactionType,
-    testMode: p.mode === 'test',
-    foreignTransactionId: p.foreignTransactionId,
-    createdAt: iso(p.createdAt),
-    updatedAt: iso(p.updatedAt),
-  };
+  return { id: p.transactionId, url: hostedPageUrl(publicUrl, p), ...readFields(p, now) };
 }
 
 export function legacyTransactionShape(p: Payment, publicUrl: string, now: number) {
