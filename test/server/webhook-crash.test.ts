@@ -23,7 +23,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER, verifyWebhook } from '../../client/webhooks.ts';
 import { repoRoot } from '../support/description.ts';
-import { contractProblems, sessionRequest, type Answer } from '../support/server.ts';
+import { checkedRequest, sessionRequest } from '../support/server.ts';
 
 const BIN = path.join(repoRoot, 'bin/payment-server.js');
 const SANDBOX = 'crash-test-sandbox-token';
@@ -103,30 +103,8 @@ async function kill(server: Server): Promise<void> {
 
 /** A client of one running server; every answer is checked against the descriptions. */
 function client(server: Server) {
-  async function request<T = any>(method: string, pathname: string, options: { token?: string; body?: unknown; form?: Record<string, string> } = {}): Promise<Answer<T>> {
-    const headers: Record<string, string> = {};
-    if (options.token) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined;
-    if (options.form) {
-      body = new URLSearchParams(options.form).toString();
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-    } else if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] = 'application/json';
-    }
-    const res = await fetch(`${server.url}${pathname}`, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // left as text; the contract check reports it
-    }
-    const answer: Answer<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
-    const problems = contractProblems(method, pathname, answer);
-    if (problems.length > 0) throw new Error(`Answer outside the description:\n${problems.join('\n')}`);
-    return answer;
-  }
+  const request = <T = any>(method: string, pathname: string, options: { token?: string; body?: unknown; form?: Record<string, string> } = {}) =>
+    checkedRequest<T>(server.url, method, pathname, options);
   async function ok<T = any>(method: string, pathname: string, options: Parameters<typeof request>[2] = {}): Promise<T> {
     const answer = await request<T>(method, pathname, options);
     if (answer.status !== 200) throw new Error(`${method} ${pathname} answered ${answer.status}: ${answer.text}`);

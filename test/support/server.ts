@@ -21,6 +21,8 @@ export interface Answer<T = any> {
 export interface RequestOptions {
   token?: string;
   body?: unknown;
+  /** Sent form-encoded (the token endpoint). */
+  form?: Record<string, string>;
   /** Sent as is (no JSON encoding). */
   rawBody?: string;
   headers?: Record<string, string>;
@@ -56,6 +58,34 @@ export function contractProblems(method: string, path: string, answer: Answer): 
   const validate = validators[which](`${pointer}/content/application~1json/schema`);
   if (!validate(answer.body)) return [`${method} ${template} ${status}: body does not match the schema: ${JSON.stringify(validate.errors)}`];
   return [];
+}
+
+/** One HTTP request to a server at `baseUrl`, its answer checked against the description. */
+export async function checkedRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
+  const headers: Record<string, string> = { ...(options.headers ?? {}) };
+  if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.form !== undefined) {
+    body = new URLSearchParams(options.form).toString();
+    headers['content-type'] ??= 'application/x-www-form-urlencoded';
+  } else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(`${baseUrl}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // left as text; the contract check reports it
+  }
+  const answer: Answer<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
+  if (!options.undocumented) {
+    const problems = contractProblems(method, path, answer);
+    if (problems.length > 0) throw new Error(`Answer outside the description:\n${problems.join('\n')}`);
+  }
+  return answer;
 }
 
 export interface TestServer {
@@ -96,29 +126,7 @@ export async function startTestServer(options: ServerOptions = {}): Promise<Test
   });
   const url = server.url;
 
-  async function request<T>(method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
-    const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
-    let body: string | undefined = options.rawBody;
-    if (options.body !== undefined) {
-      body = JSON.stringify(options.body);
-      headers['content-type'] ??= 'application/json';
-    }
-    const res = await fetch(`${url}${path}`, { method, headers, body });
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      // left as text; the contract check reports it
-    }
-    const answer: Answer<T> = { status: res.status, headers: res.headers, body: parsed as T, text };
-    if (!options.undocumented) {
-      const problems = contractProblems(method, path, answer);
-      if (problems.length > 0) throw new Error(`Answer outside the description:\n${problems.join('\n')}`);
-    }
-    return answer;
-  }
+  const request = <T>(method: string, path: string, options: RequestOptions = {}) => checkedRequest<T>(url, method, path, options);
 
   async function sandbox<T>(method: string, path: string, body?: unknown): Promise<T> {
     const answer = await request<T>(method, path, { token: SANDBOX_TOKEN, body });
