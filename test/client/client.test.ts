@@ -15,11 +15,15 @@ import {
   ValidationError,
   createPaymentClient,
   isPaid,
+  type CheckoutSessionCreateRequest,
   type PaymentClientOptions,
 } from '../../client/index.ts';
 import { contractProblems, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
+
+/** A valid typed create request; override any part. */
+const order = (overrides: Record<string, unknown> = {}) => sessionRequest(overrides) as CheckoutSessionCreateRequest;
 
 beforeAll(async () => {
   t = await startTestServer();
@@ -78,9 +82,9 @@ describe('tokens', () => {
   it('fetches one token with the form-encoded body and reuses it', async () => {
     const org = await t.organisation();
     const { client, tokenRequests } = clientFor(org);
-    const created = await client.createCheckoutSession(sessionRequest());
+    const created = await client.createCheckoutSession(order());
     for (let i = 0; i < 5; i++) await client.getCheckoutSession(created.id);
-    await Promise.all(Array.from({ length: 10 }, () => client.createCheckoutSession(sessionRequest())));
+    await Promise.all(Array.from({ length: 10 }, () => client.createCheckoutSession(order())));
     expect(tokenRequests()).toHaveLength(1);
     const [request] = tokenRequests();
     expect(request!.method).toBe('POST');
@@ -100,7 +104,7 @@ describe('tokens', () => {
   it('renews the token on token_expired once the organisation clock passes five minutes, and repeats the request once', async () => {
     const org = await t.organisation();
     const { client, sent, tokenRequests } = clientFor(org);
-    const created = await client.createCheckoutSession(sessionRequest());
+    const created = await client.createCheckoutSession(order());
     await t.advanceClock(org.id, 5 * 60 + 1);
     const read = await client.getCheckoutSession(created.id);
     expect(read.id).toBe(created.id);
@@ -114,7 +118,7 @@ describe('tokens', () => {
     const org = await t.organisation();
     let now = 1_000_000;
     const { client, sent, tokenRequests } = clientFor(org, { now: () => now });
-    const created = await client.createCheckoutSession(sessionRequest());
+    const created = await client.createCheckoutSession(order());
     now += 4 * 60_000;
     await client.getCheckoutSession(created.id);
     expect(tokenRequests()).toHaveLength(1);
@@ -127,7 +131,7 @@ describe('tokens', () => {
   it('does not retry unknown_api_key: a new token would not help', async () => {
     const org = await t.organisation();
     const { client, sent, tokenRequests } = clientFor(org);
-    const created = await client.createCheckoutSession(sessionRequest());
+    const created = await client.createCheckoutSession(order());
     await t.sandbox('DELETE', `/sandbox/api-keys/${org.apiKeys.test.clientId}`);
     const error = await failure(client.getCheckoutSession(created.id));
     expect(error).toBeInstanceOf(AuthenticationError);
@@ -179,10 +183,10 @@ describe('idempotency keys and retries', () => {
   it('gives every create an Idempotency-Key, generated unless given', async () => {
     const org = await t.organisation();
     const { client, sent } = clientFor(org);
-    await client.createCheckoutSession(sessionRequest());
+    await client.createCheckoutSession(order());
     await client.createPaymentLink({ amount: { total: 10 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/', checkoutMethod: 'card' });
     await client.api.POST('/api/transaction', { body: { amount: { total: 10 }, creditorReference: { reference: 'LEG-1' }, redirectUrl: 'https://shop.example.com/', checkoutMethod: 'card' } as never });
-    await client.createCheckoutSession(sessionRequest(), { idempotencyKey: 'order-1001' });
+    await client.createCheckoutSession(order(), { idempotencyKey: 'order-1001' });
     const creates = sent.filter((s) => s.method === 'POST' && s.path !== '/api/token');
     expect(creates).toHaveLength(4);
     const keys = creates.map((s) => s.headers.get('idempotency-key'));
@@ -196,7 +200,7 @@ describe('idempotency keys and retries', () => {
     const org = await t.organisation();
     const { client, sent } = clientFor(org);
     await t.sandbox('POST', '/sandbox/faults', { kind: 'internal_error_after_commit', orgId: org.id });
-    const session = await client.createCheckoutSession(sessionRequest());
+    const session = await client.createCheckoutSession(order());
     const creates = sent.filter((s) => s.path === '/api/checkout-sessions');
     expect(creates.map((s) => s.status)).toEqual([500, 200]);
     expect(creates[0]!.headers.get('idempotency-key')).toBe(creates[1]!.headers.get('idempotency-key'));
@@ -208,11 +212,11 @@ describe('idempotency keys and retries', () => {
     const org = await t.organisation();
     const { client, sent } = clientFor(org, { maxRetries: 0 });
     await t.sandbox('POST', '/sandbox/faults', { kind: 'internal_error_after_commit', orgId: org.id });
-    const error = await failure(client.createCheckoutSession(sessionRequest(), { idempotencyKey: 'order-77' }));
+    const error = await failure(client.createCheckoutSession(order(), { idempotencyKey: 'order-77' }));
     expect(error).toBeInstanceOf(ServerError);
     expect(error).toMatchObject({ status: 500, code: 'internal_error' });
     expect(sent.filter((s) => s.path === '/api/checkout-sessions')).toHaveLength(1);
-    const session = await client.createCheckoutSession(sessionRequest(), { idempotencyKey: 'order-77' });
+    const session = await client.createCheckoutSession(order(), { idempotencyKey: 'order-77' });
     expect(session.id).toMatch(/^cs_/);
     expect(await t.server.store.countPayments(org.id)).toBe(1);
   });
@@ -220,7 +224,7 @@ describe('idempotency keys and retries', () => {
   it('never retries a 4xx', async () => {
     const org = await t.organisation();
     const { client, sent } = clientFor(org);
-    await failure(client.createCheckoutSession(sessionRequest({ amount: { total: 0 } })));
+    await failure(client.createCheckoutSession(order({ amount: { total: 0 } })));
     await failure(client.getCheckoutSession('cs_doesnotexist'));
     expect(sent.filter((s) => s.path !== '/api/token').map((s) => s.status)).toEqual([400, 404]);
   });
@@ -230,14 +234,14 @@ describe('errors', () => {
   it('maps validation_failed with every failing field', async () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
-    const error = await failure(client.createCheckoutSession(sessionRequest({ amount: { total: 10000.01 }, creditorReference: { reference: 'THIRTEEN-CHAR' } })));
+    const error = await failure(client.createCheckoutSession(order({ amount: { total: 10000.01 }, creditorReference: { reference: 'THIRTEEN-CHAR' } })));
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).toMatchObject({ status: 400, code: 'validation_failed', param: null });
     expect(error.details.map((d) => d.field).sort()).toEqual(['amount.total', 'creditorReference.reference']);
     expect(error.docUrl).toBe(`${t.url}/docs/errors/#validation_failed`);
     expect(error.requestId).toEqual(expect.any(String));
 
-    const single = await failure(client.createCheckoutSession(sessionRequest({ amount: { total: 1.005 } })));
+    const single = await failure(client.createCheckoutSession(order({ amount: { total: 1.005 } })));
     expect(single.param).toBe('amount.total');
   });
 
@@ -250,7 +254,7 @@ describe('errors', () => {
     ] as const;
     for (const [settings, checkoutMethod, code] of cases) {
       const { client } = clientFor(await t.organisation(settings));
-      const error = await failure(client.createCheckoutSession(sessionRequest({ checkoutMethod })));
+      const error = await failure(client.createCheckoutSession(order({ checkoutMethod })));
       expect(error).toBeInstanceOf(AccountConfigurationError);
       expect(error).toMatchObject({ status: 400, code });
     }
@@ -260,15 +264,15 @@ describe('errors', () => {
     const org = await t.organisation();
     const other = await t.organisation();
     const { client } = clientFor(org);
-    const mismatch = await failure(client.createCheckoutSession(sessionRequest({ amount: { total: 5, currency: 'AUD' } })));
+    const mismatch = await failure(client.createCheckoutSession(order({ amount: { total: 5, currency: 'AUD' } })));
     expect(mismatch).toBeInstanceOf(InvalidRequestError);
     expect(mismatch.code).toBe('currency_mismatch');
 
-    await client.createCheckoutSession(sessionRequest(), { idempotencyKey: 'same-key' });
-    const reuse = await failure(client.createCheckoutSession(sessionRequest({ amount: { total: 6 } }), { idempotencyKey: 'same-key' }));
+    await client.createCheckoutSession(order(), { idempotencyKey: 'same-key' });
+    const reuse = await failure(client.createCheckoutSession(order({ amount: { total: 6 } }), { idempotencyKey: 'same-key' }));
     expect(reuse).toBeInstanceOf(IdempotencyError);
 
-    const theirs = await clientFor(other).client.createCheckoutSession(sessionRequest());
+    const theirs = await clientFor(other).client.createCheckoutSession(order());
     for (const id of [theirs.id, 'cs_unknown']) {
       const error = await failure(client.getCheckoutSession(id));
       expect(error).toBeInstanceOf(NotFoundError);
@@ -281,7 +285,7 @@ describe('reading payments back', () => {
   it('confirms a session as paid only once it is completed', async () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
-    const session = await client.createCheckoutSession(sessionRequest({ checkoutMethod: 'both' }));
+    const session = await client.createCheckoutSession(order({ checkoutMethod: 'both' }));
     expect(await client.confirmPayment(session.id)).toMatchObject({ paid: false, status: 'created', transactionType: null });
     await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'declined' });
     expect(await client.confirmPayment(session.id)).toMatchObject({ paid: false, status: 'failed' });
@@ -303,7 +307,7 @@ describe('reading payments back', () => {
   it('expired sessions read as not paid', async () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
-    const session = await client.createCheckoutSession(sessionRequest());
+    const session = await client.createCheckoutSession(order());
     await t.advanceClock(org.id, 24 * 3600 + 1);
     expect(await client.confirmPayment(session.id)).toMatchObject({ paid: false, status: 'expired' });
   });
