@@ -3,6 +3,7 @@
  * that answers from a script: the cases a real server cannot be made to produce on
  * demand (a run of 500s, a dropped connection, a slow token endpoint).
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import {
   ConnectionError,
@@ -256,6 +257,12 @@ describe('agreement with the description', () => {
       .filter(([, item]) => item.post?.parameters?.some((p) => p.$ref?.endsWith('/IdempotencyKey')))
       .map(([path]) => path);
     expect(new Set(documented)).toEqual(IDEMPOTENT_CREATE_PATHS);
+  });
+
+  it('the README shows the integration example exactly as it is type-checked', () => {
+    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const example = readFileSync(new URL('../../examples/integration.ts', import.meta.url), 'utf8');
+    expect(readme).toContain('```ts\n' + example + '```');
   });
 
   it.each([
