@@ -18,6 +18,7 @@ import {
   type CheckoutSessionCreateRequest,
   type PaymentClientOptions,
 } from '../../client/index.ts';
+import { failure } from '../support/failure.ts';
 import { contractProblems, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -67,15 +68,6 @@ function clientFor(org: Pick<Org, 'apiKeys'>, options: Partial<PaymentClientOpti
   });
   const tokenRequests = () => sent.filter((s) => s.path === '/api/token');
   return { client, sent, tokenRequests };
-}
-
-async function failure(promise: Promise<unknown>): Promise<PaymentError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(PaymentError);
-  return error as PaymentError;
 }
 
 describe('tokens', () => {

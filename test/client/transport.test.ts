@@ -20,6 +20,7 @@ import {
   shouldRetry,
   type PaymentClientOptions,
 } from '../../client/index.ts';
+import { failure } from '../support/failure.ts';
 import { loadDescription } from '../support/description.ts';
 
 type Reply = { status: number; body?: unknown } | { networkError: string } | { hang: true };
@@ -80,15 +81,6 @@ function scripted(script: Record<string, Reply[]>, options: Partial<PaymentClien
   });
   const count = (path: string) => recorded.filter((r) => r.path === path).length;
   return { client, recorded, delays, count };
-}
-
-async function failure(promise: Promise<unknown>): Promise<PaymentError> {
-  const error = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(error).toBeInstanceOf(PaymentError);
-  return error as PaymentError;
 }
 
 describe('retries', () => {
