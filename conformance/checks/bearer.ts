@@ -1,0 +1,142 @@
+/**
+ * Bearer failures (service document: Authentication 3-6; Errors: Codes). Every endpoint
+ * but the token endpoint needs `Authorization: Bearer <token>`; each failure has its own
+ * 401 code: unauthorized, invalid_token, token_expired, unknown_api_key.
+ */
+import type { CheckContext, Org } from '../context.ts';
+import type { Check } from '../types.ts';
+import { sessionBody } from '../context.ts';
+
+const section = 'Authentication';
+const READ_PATH = '/api/checkout-sessions/cs_conformance_unknown';
+
+/** Both a create and a read answer 401 with the code for this Authorization header. */
+async function expectBearerCode(ctx: CheckContext, authorization: string | undefined, code: string, what: string) {
+  const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
+  const read = await ctx.api('GET', READ_PATH, { headers });
+  ctx.expectError(read, 401, code, `GET /api/checkout-sessions/{id} with ${what}`);
+  const create = await ctx.api('POST', '/api/checkout-sessions', { headers, json: sessionBody() });
+  ctx.expectError(create, 401, code, `POST /api/checkout-sessions with ${what}`);
+}
+
+/** Changes one character in the middle of the token, keeping its length and alphabet. */
+function mangle(token: string): string {
+  const i = Math.floor(token.length / 2);
+  const c = token[i]!;
+  const replacement = c === 'A' ? 'B' : c === 'a' ? 'b' : /[0-9]/.test(c) ? String((Number(c) + 1) % 10) : 'A';
+  return token.slice(0, i) + replacement + token.slice(i + 1);
+}
+
+export const bearerChecks: Check[] = [
+  {
+    id: 'AUTH-001',
+    level: 'must',
+    rule: 'Errors: Codes unauthorized',
+    section,
+    title: 'No Authorization header gives 401 unauthorized',
+    async run(ctx) {
+      await expectBearerCode(ctx, undefined, 'unauthorized', 'no Authorization header');
+    },
+  },
+  {
+    id: 'AUTH-002',
+    level: 'must',
+    rule: 'Errors: Codes unauthorized',
+    section,
+    title: 'An Authorization header not of the form Bearer <token> gives 401 unauthorized',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const basic = `Basic ${Buffer.from(`${org.keys.test.clientId}:${org.keys.test.clientSecret}`).toString('base64')}`;
+      await expectBearerCode(ctx, basic, 'unauthorized', 'a Basic Authorization header');
+    },
+  },
+  {
+    id: 'AUTH-003',
+    level: 'must',
+    rule: 'Errors: Codes invalid_token',
+    section,
+    title: 'A truncated token gives 401 invalid_token',
+    async run(ctx) {
+      const token = await ctx.token(await ctx.sharedOrganisation());
+      await expectBearerCode(ctx, `Bearer ${token.slice(0, Math.max(1, token.length - 6))}`, 'invalid_token', 'a truncated token');
+    },
+  },
+  {
+    id: 'AUTH-004',
+    level: 'must',
+    rule: 'Errors: Codes invalid_token',
+    section,
+    title: 'A mangled token (one character changed) gives 401 invalid_token',
+    async run(ctx) {
+      const token = await ctx.token(await ctx.sharedOrganisation());
+      await expectBearerCode(ctx, `Bearer ${mangle(token)}`, 'invalid_token', 'a mangled token');
+    },
+  },
+  {
+    id: 'AUTH-005',
+    level: 'must',
+    rule: 'Errors: Codes invalid_token',
+    section,
+    title: 'A double-prefixed token (Bearer Bearer <token>) gives 401 invalid_token',
+    async run(ctx) {
+      const token = await ctx.token(await ctx.sharedOrganisation());
+      await expectBearerCode(ctx, `Bearer Bearer ${token}`, 'invalid_token', 'a double-prefixed token');
+    },
+  },
+  {
+    id: 'AUTH-006',
+    level: 'must',
+    rule: 'Authentication 5',
+    section,
+    title: 'A token past its five minutes gives 401 token_expired; a new token then works',
+    needs: ['sandbox'],
+    async run(ctx) {
+      const org = await ctx.organisation();
+      const token = await ctx.token(org);
+      await ctx.advanceClock(org, 5 * 60 + 10);
+      const read = await ctx.api('GET', READ_PATH, { token });
+      ctx.expectError(read, 401, 'token_expired', 'a token 5 min 10 s old');
+      const created = await ctx.createSession(org, sessionBody(), { token });
+      ctx.expectError(created, 401, 'token_expired', 'creating with a token 5 min 10 s old');
+      const fresh = await ctx.token(org);
+      const again = await ctx.api('GET', READ_PATH, { token: fresh });
+      ctx.expectError(again, 404, 'not_found', 'the same request with a new token');
+    },
+  },
+  {
+    id: 'AUTH-007',
+    level: 'must',
+    rule: 'Authentication 4',
+    section,
+    title: 'A token is still accepted 4 min 50 s after it was issued (five-minute lifetime)',
+    needs: ['sandbox'],
+    async run(ctx) {
+      const org = await ctx.organisation();
+      const token = await ctx.token(org);
+      await ctx.advanceClock(org, 4 * 60 + 50);
+      const read = await ctx.api('GET', READ_PATH, { token });
+      ctx.expectError(read, 404, 'not_found', 'a token 4 min 50 s old (an unknown session)');
+    },
+  },
+  {
+    id: 'AUTH-008',
+    level: 'must',
+    rule: 'Authentication 6',
+    section,
+    title: 'A token of a deleted API key gives 401 unknown_api_key, and a new token is refused',
+    needs: ['sandbox'],
+    async run(ctx) {
+      const org: Org = await ctx.organisation();
+      const key = await ctx.sandbox('POST', `/sandbox/organisations/${org.id}/api-keys`, { mode: 'test' });
+      const issued = await ctx.tokenRequest(key);
+      ctx.expectStatus(issued, 200, 'a token for a new API key');
+      await ctx.sandbox('DELETE', `/sandbox/api-keys/${encodeURIComponent(key.clientId)}`);
+      const read = await ctx.api('GET', READ_PATH, { token: issued.json.accessToken });
+      ctx.expectError(read, 401, 'unknown_api_key', 'a token whose API key was deleted');
+      const create = await ctx.createSession(org, sessionBody(), { token: issued.json.accessToken });
+      ctx.expectError(create, 401, 'unknown_api_key', 'creating with a token whose API key was deleted');
+      const again = await ctx.tokenRequest(key);
+      ctx.expectStatus(again, 401, 'a new token for the deleted key pair');
+    },
+  },
+];

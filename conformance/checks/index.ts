@@ -1,0 +1,25 @@
+/** Every check of the suite, in report order: one file per group. */
+import { Registry } from '../registry.ts';
+import { bearerChecks } from './bearer.ts';
+import { configurationChecks } from './configuration.ts';
+import { idempotencyChecks } from './idempotency.ts';
+import { readChecks } from './reads.ts';
+import { responseChecks } from './responses.ts';
+import { tokenChecks } from './token.ts';
+import { validationChecks } from './validation.ts';
+import { webhookChecks } from './webhooks.ts';
+
+export const groups = {
+  token: tokenChecks,
+  bearer: bearerChecks,
+  validation: validationChecks,
+  configuration: configurationChecks,
+  idempotency: idempotencyChecks,
+  reads: readChecks,
+  webhooks: webhookChecks,
+  responses: responseChecks,
+};
+
+export function createRegistry(): Registry {
+  return new Registry().register(...Object.values(groups).flat());
+}

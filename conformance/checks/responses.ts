@@ -1,0 +1,101 @@
+/**
+ * Response conformance of every answer the other checks received (service document:
+ * General conventions; Resources; Errors: Envelope): each is judged against the bundled
+ * description, and reported as checks of their own. They run after the others.
+ */
+import { contractProblems, webhookBodyProblems, type ContractProblem } from '../contract.ts';
+import type { CheckContext } from '../context.ts';
+import { evidenceOf } from '../http.ts';
+import { CheckFailure, CheckSkipped, type Check } from '../types.ts';
+
+const section = 'Responses and errors';
+
+function problemsOf(ctx: CheckContext, kind: ContractProblem['kind'], level: ContractProblem['level']): ContractProblem[] {
+  const seen = ctx.run.exchanges.filter((e) => new URL(e.request.url).pathname.includes('/api/'));
+  if (seen.length === 0) throw new CheckSkipped('no response of the public API was seen (run it with other checks)');
+  return seen.flatMap(contractProblems).filter((p) => p.kind === kind && p.level === level);
+}
+
+function report(problems: ContractProblem[], total: number): void {
+  if (problems.length === 0) return;
+  const first = problems[0]!;
+  const more = problems.length > 1 ? ` (and ${problems.length - 1} more, first seen by ${[...new Set(problems.map((p) => p.exchange.checkId))].slice(0, 8).join(', ')})` : ` (seen by ${first.exchange.checkId})`;
+  throw new CheckFailure(`${problems.length} of ${total} responses: ${first.message}${more}.`, evidenceOf(first.exchange));
+}
+
+function responseCheck(id: string, kind: ContractProblem['kind'], level: ContractProblem['level'], rule: string, title: string): Check {
+  return {
+    id,
+    level,
+    rule,
+    section,
+    title,
+    phase: 'after',
+    async run(ctx) {
+      report(problemsOf(ctx, kind, level), ctx.run.exchanges.length);
+    },
+  };
+}
+
+export const responseChecks: Check[] = [
+  responseCheck('RESP-001', 'status', 'must', 'General conventions: Success status; Errors: HTTP statuses', 'every response has a status documented for its operation (200 on success, creates included)'),
+  responseCheck('RESP-002', 'content-type', 'must', 'General conventions: Response body', 'every response body is application/json'),
+  responseCheck('RESP-003', 'schema', 'must', 'Resources and their fields; Errors: Envelope', 'every response body matches its documented schema (fields, types, envelope)'),
+  responseCheck('RESP-004', 'schema', 'assumption', 'Resources (modelled where the document is silent)', 'response bodies match the parts of the schema that are our modelling (x-assumption)'),
+  {
+    id: 'RESP-005',
+    level: 'must',
+    rule: 'Errors: Envelope doc_url',
+    section,
+    title: 'every error.doc_url is {docs_url}/errors/#<code>, with one {docs_url} for the whole service',
+    phase: 'after',
+    async run(ctx) {
+      const errors = ctx.run.exchanges.filter((e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string');
+      if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
+      const bases = new Map<string, string>();
+      for (const e of errors) {
+        const { code, doc_url: url } = e.json.error;
+        const suffix = `/errors/#${code}`;
+        let absolute = false;
+        try {
+          absolute = Boolean(new URL(url).host);
+        } catch {
+          absolute = false;
+        }
+        if (typeof url !== 'string' || !absolute || !url.endsWith(suffix)) throw new CheckFailure(`error.doc_url for ${code} is ${JSON.stringify(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`, evidenceOf(e));
+        bases.set(url.slice(0, -suffix.length), e.checkId);
+      }
+      if (bases.size > 1) throw new CheckFailure(`error.doc_url uses ${bases.size} different {docs_url} bases: ${[...bases.keys()].join(', ')}.`);
+    },
+  },
+  {
+    id: 'RESP-006',
+    level: 'must',
+    rule: 'Errors: Envelope details',
+    section,
+    title: 'details appears only on validation_failed',
+    phase: 'after',
+    async run(ctx) {
+      const errors = ctx.run.exchanges.filter((e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string');
+      if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
+      const wrong = errors.find((e) => e.json.error.code !== 'validation_failed' && 'details' in e.json.error);
+      if (wrong) throw new CheckFailure(`error.details appears on ${wrong.json.error.code}; it is only on validation_failed (seen by ${wrong.checkId}).`, evidenceOf(wrong));
+    },
+  },
+  {
+    id: 'RESP-007',
+    level: 'must',
+    rule: 'Events: Payload; Legacy payload',
+    section,
+    title: 'every webhook body the receiver got matches the documented payload (legacy bodies the legacy one)',
+    phase: 'after',
+    async run(ctx) {
+      const deliveries = ctx.run.receiver.all().filter((d) => d.body !== undefined || d.raw.length > 0);
+      if (deliveries.length === 0) throw new CheckSkipped('no webhook delivery was received (run it with the webhook checks)');
+      for (const d of deliveries) {
+        const problem = webhookBodyProblems(d.body, d.path.includes('/legacy-'));
+        if (problem) throw new CheckFailure(`The delivery to ${d.path} does not match the documented payload: ${problem}.`, { request: `${d.method} ${d.path}\n\n${d.raw.toString('utf8')}`, response: '(the suite’s receiver)', curl: '' });
+      }
+    },
+  },
+];

@@ -1,0 +1,93 @@
+/**
+ * The token endpoint (service document: Endpoints, POST /api/token; Authentication 1-2).
+ * The body is form-encoded; failures answer `{ error: <string> }`, not the envelope;
+ * an unknown client id and a wrong secret get the identical answer.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { CheckContext } from '../context.ts';
+import type { Exchange } from '../http.ts';
+import type { Check } from '../types.ts';
+
+const section = 'Endpoints: POST /api/token';
+
+/** The token endpoint's failure body: a plain string `error` (Errors: Envelope, exception). */
+function expectPlainError(ctx: CheckContext, exchange: Exchange, status: number, what: string) {
+  ctx.expectStatus(exchange, status, what);
+  ctx.expect(typeof exchange.json?.error === 'string', `${what}: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).`, exchange);
+}
+
+export const tokenChecks: Check[] = [
+  {
+    id: 'TOKEN-001',
+    level: 'must',
+    rule: 'POST /api/token: Response 200',
+    section,
+    title: 'A form-encoded key pair gets 200 with accessToken, tokenType Bearer and expiresIn, and the token works',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const exchange = await ctx.tokenRequest(org.keys.test);
+      ctx.expectStatus(exchange, 200, 'a valid form-encoded key pair');
+      const body = exchange.json ?? {};
+      ctx.expect(typeof body.accessToken === 'string' && body.accessToken.length > 0, 'accessToken must be a non-empty string.', exchange);
+      ctx.expect(body.tokenType === 'Bearer', `tokenType must be "Bearer", received ${JSON.stringify(body.tokenType)}.`, exchange);
+      ctx.expect(typeof body.expiresIn === 'string' && body.expiresIn.length > 0, `expiresIn must be duration text (a string), received ${JSON.stringify(body.expiresIn)}.`, exchange);
+      // The token is accepted: an unknown session is then 404, not 401.
+      const read = await ctx.api('GET', '/api/checkout-sessions/cs_conformance_unknown', { token: body.accessToken });
+      ctx.expect(read.status !== 401, 'The issued token was refused with 401 on GET /api/checkout-sessions/{id}.', read);
+    },
+  },
+  {
+    id: 'TOKEN-002',
+    level: 'must',
+    rule: 'POST /api/token: Failures 400',
+    section,
+    title: 'A JSON body is refused with 400 even when the key pair is valid',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const exchange = await ctx.api('POST', '/api/token', { json: { clientId: org.keys.test.clientId, clientSecret: org.keys.test.clientSecret } });
+      expectPlainError(ctx, exchange, 400, 'a JSON body on POST /api/token');
+    },
+  },
+  {
+    id: 'TOKEN-003',
+    level: 'must',
+    rule: 'POST /api/token: Failures 400',
+    section,
+    title: 'A missing clientId is refused with 400 { error: string }',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const exchange = await ctx.api('POST', '/api/token', { form: { clientSecret: org.keys.test.clientSecret } });
+      expectPlainError(ctx, exchange, 400, 'a form without clientId');
+    },
+  },
+  {
+    id: 'TOKEN-004',
+    level: 'must',
+    rule: 'POST /api/token: Failures 400',
+    section,
+    title: 'A missing clientSecret (and an empty body) is refused with 400 { error: string }',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const exchange = await ctx.api('POST', '/api/token', { form: { clientId: org.keys.test.clientId } });
+      expectPlainError(ctx, exchange, 400, 'a form without clientSecret');
+      const empty = await ctx.api('POST', '/api/token', { raw: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      expectPlainError(ctx, empty, 400, 'an empty form');
+    },
+  },
+  {
+    id: 'TOKEN-005',
+    level: 'must',
+    rule: 'POST /api/token: Failures 401',
+    section,
+    title: 'An unknown client id and a wrong secret both get 401 with the identical answer',
+    async run(ctx) {
+      const org = await ctx.sharedOrganisation();
+      const unknown = await ctx.api('POST', '/api/token', { form: { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret } });
+      expectPlainError(ctx, unknown, 401, 'an unknown clientId');
+      const wrong = await ctx.api('POST', '/api/token', { form: { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` } });
+      expectPlainError(ctx, wrong, 401, 'a wrong clientSecret');
+      ctx.expect(isDeepStrictEqual(unknown.json, wrong.json), `The answers differ: unknown client id gave ${unknown.text}, wrong secret gave ${wrong.text}; the document requires the identical answer.`, wrong);
+      ctx.expect((unknown.headers['content-type'] ?? '') === (wrong.headers['content-type'] ?? ''), 'The two answers have different content types.', wrong);
+    },
+  },
+];

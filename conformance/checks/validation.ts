@@ -1,0 +1,138 @@
+/**
+ * Field validation of POST /api/checkout-sessions, each constraint on both sides of its
+ * boundary (service document: Endpoints, POST /api/checkout-sessions parameters; Limits;
+ * Errors: Envelope and Codes validation_failed). A refusal is 400 `validation_failed`
+ * whose `details` name every failing field at once, `param` the field when exactly one
+ * is to blame (else null).
+ */
+import type { CheckContext } from '../context.ts';
+import { sessionBody } from '../context.ts';
+import type { Check, Level } from '../types.ts';
+
+const section = 'Endpoints: POST /api/checkout-sessions (validation)';
+
+interface Case {
+  id: string;
+  rule: string;
+  title: string;
+  patch: Record<string, unknown>;
+  /** undefined: accepted (200); otherwise the fields `details` must name. */
+  fails?: string[];
+  /** Other codes that are also a correct answer (where the document allows two). */
+  orCodes?: string[];
+  level?: Level;
+}
+
+const ref = (reference: string) => ({ creditorReference: { reference } });
+
+const cases: Case[] = [
+  { id: 'VAL-001', rule: 'Limits: amount.total', title: 'total 0 is refused (greater than 0)', patch: { amount: { total: 0 } }, fails: ['amount.total'] },
+  { id: 'VAL-002', rule: 'Limits: amount.total', title: 'total 0.01 is accepted', patch: { amount: { total: 0.01 } } },
+  { id: 'VAL-003', rule: 'Limits: amount.total', title: 'total 19.99 is accepted (two decimals, checked exactly)', patch: { amount: { total: 19.99 } } },
+  { id: 'VAL-004', rule: 'Limits: amount.total', title: 'total 10000 is accepted (the maximum)', patch: { amount: { total: 10000 } } },
+  { id: 'VAL-005', rule: 'Limits: amount.total', title: 'total 10000.01 is refused (over the maximum)', patch: { amount: { total: 10000.01 } }, fails: ['amount.total'] },
+  { id: 'VAL-006', rule: 'Limits: amount.total', title: 'total 1.005 is refused (three decimals)', patch: { amount: { total: 1.005 } }, fails: ['amount.total'] },
+  { id: 'VAL-007', rule: 'General conventions: Amounts', title: 'total as a string ("25.00") is refused (a JSON number is required)', patch: { amount: { total: '25.00' } }, fails: ['amount.total'] },
+  { id: 'VAL-008', rule: 'Limits: amount.total', title: 'a negative total is refused', patch: { amount: { total: -5 } }, fails: ['amount.total'] },
+  { id: 'VAL-009', rule: 'Limits: creditorReference.reference', title: 'a 12-character reference is accepted', patch: ref('ABCDEFGHIJ12') },
+  { id: 'VAL-010', rule: 'Limits: creditorReference.reference', title: 'a 13-character reference is refused', patch: ref('ABCDEFGHIJ123'), fails: ['creditorReference.reference'] },
+  { id: 'VAL-011', rule: 'Limits: creditorReference.reference', title: 'an empty reference is refused (1 to 12 chars)', patch: ref(''), fails: ['creditorReference.reference'] },
+  { id: 'VAL-012', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: "a reference using every allowed character kind [0-9A-Za-z '.,@_-] is accepted", patch: ref("aZ9 '.,@_-") },
+  { id: 'VAL-013', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: 'a reference with a forbidden character (#) is refused', patch: ref('INV#1001'), fails: ['creditorReference.reference'] },
+  { id: 'VAL-014', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: 'a reference with a non-ASCII letter is refused', patch: ref('INVé1001'), fails: ['creditorReference.reference'] },
+  { id: 'VAL-015', rule: 'Limits: creditorReference.particulars', title: 'particulars of 12 allowed characters are accepted', patch: { creditorReference: { particulars: 'Order 1001-A' } } },
+  { id: 'VAL-016', rule: 'Limits: creditorReference.particulars', title: 'particulars of 13 characters are refused', patch: { creditorReference: { particulars: 'Order 1001-AB' } }, fails: ['creditorReference.particulars'] },
+  { id: 'VAL-017', rule: 'POST /api/checkout-sessions: creditorReference.particulars', title: 'particulars with a forbidden character (_) are refused', patch: { creditorReference: { particulars: 'Order_1001' } }, fails: ['creditorReference.particulars'] },
+  { id: 'VAL-018', rule: 'Limits: creditorReference.code', title: 'a code of 12 allowed characters is accepted and returned', patch: { creditorReference: { code: 'SHOP-12 abcd' } } },
+  { id: 'VAL-019', rule: 'Limits: creditorReference.code', title: 'a code of 13 characters is refused', patch: { creditorReference: { code: 'SHOP-12 abcde' } }, fails: ['creditorReference.code'] },
+  { id: 'VAL-020', rule: 'POST /api/checkout-sessions: creditorReference.code', title: 'a code with a forbidden character (.) is refused', patch: { creditorReference: { code: 'SHOP.1' } }, fails: ['creditorReference.code'] },
+  { id: 'VAL-021', rule: 'Limits: description', title: 'a 255-character description is accepted', patch: { description: 'd'.repeat(255) } },
+  { id: 'VAL-022', rule: 'Limits: description', title: 'a 256-character description is refused', patch: { description: 'd'.repeat(256) }, fails: ['description'] },
+  { id: 'VAL-023', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a relative redirectUrl is refused (valid absolute URL)', patch: { redirectUrl: '/checkout/done' }, fails: ['redirectUrl'] },
+  { id: 'VAL-024', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a redirectUrl that is not a URL is refused', patch: { redirectUrl: 'not a url' }, fails: ['redirectUrl'] },
+  { id: 'VAL-025', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a missing redirectUrl is refused', patch: { redirectUrl: undefined }, fails: ['redirectUrl'] },
+  { id: 'VAL-026', rule: 'POST /api/checkout-sessions: type', title: 'type other than single is refused', patch: { type: 'multiple' }, fails: ['type'] },
+  { id: 'VAL-027', rule: 'POST /api/checkout-sessions: type', title: 'a missing type is refused', patch: { type: undefined }, fails: ['type'] },
+  { id: 'VAL-028', rule: 'POST /api/checkout-sessions: checkoutMethod', title: 'an unknown checkoutMethod is refused', patch: { checkoutMethod: 'paypal' }, fails: ['checkoutMethod'] },
+  { id: 'VAL-029', rule: 'POST /api/checkout-sessions: checkoutMethod', title: 'each of open_banking, card and both is accepted', patch: {} },
+  { id: 'VAL-030', rule: 'POST /api/checkout-sessions: amount.currency', title: 'a currency other than NZD or AUD is refused', patch: { amount: { currency: 'USD' } }, fails: ['amount.currency'], orCodes: ['currency_mismatch'] },
+  { id: 'VAL-031', rule: 'POST /api/checkout-sessions: webhookUrl', title: 'a plain http:// webhookUrl to a public host is refused (HTTPS)', patch: { webhookUrl: 'http://shop.example.com/hooks' }, fails: ['webhookUrl'] },
+  { id: 'VAL-032', rule: 'Errors: Codes validation_failed', title: 'details list every failing field at once, and param is null when several fail', patch: { amount: { total: 10000.01 }, creditorReference: { reference: 'ABCDEFGHIJ123' }, redirectUrl: 'not a url' }, fails: ['amount.total', 'creditorReference.reference', 'redirectUrl'] },
+  { id: 'VAL-033', rule: 'Errors: Codes validation_failed', title: 'a missing creditorReference.reference is refused and named', patch: { creditorReference: { reference: undefined, particulars: 'Order 1' } }, fails: ['creditorReference.reference'] },
+];
+
+async function accepted(ctx: CheckContext, c: Case) {
+  const org = await ctx.sharedOrganisation();
+  const methods = c.id === 'VAL-029' ? ['open_banking', 'card', 'both'] : [undefined];
+  for (const method of methods) {
+    const body = sessionBody(method ? { ...c.patch, checkoutMethod: method } : c.patch);
+    const exchange = await ctx.createSession(org, body);
+    ctx.expectStatus(exchange, 200, `${c.title.replace(/ is accepted.*$/, '')}`);
+    const created = exchange.json;
+    if (body.amount.total !== undefined) {
+      ctx.expect(created?.amount?.total === body.amount.total, `The created session's amount.total is ${JSON.stringify(created?.amount?.total)}, sent ${body.amount.total}.`, exchange);
+    }
+    if (body.creditorReference.code !== undefined) {
+      ctx.expect(created?.code === body.creditorReference.code, `The given creditorReference.code must be returned as code; received ${JSON.stringify(created?.code)}.`, exchange);
+    }
+  }
+}
+
+async function refused(ctx: CheckContext, c: Case) {
+  const org = await ctx.sharedOrganisation();
+  const exchange = await ctx.createSession(org, sessionBody(c.patch));
+  const codes = ['validation_failed', ...(c.orCodes ?? [])];
+  const error = ctx.expectError(exchange, 400, codes, c.title.replace(/ (is|are) refused.*$/, ''));
+  if (error.code !== 'validation_failed') return;
+  const fields = c.fails!;
+  ctx.expect(Array.isArray(error.details), 'validation_failed must carry details: one entry per failing field.', exchange);
+  const named = new Set(error.details.map((d: any) => d?.field));
+  const missing = fields.filter((f) => !named.has(f));
+  ctx.expect(missing.length === 0, `details must name ${missing.join(', ')}; it names ${[...named].join(', ') || 'nothing'}.`, exchange);
+  for (const detail of error.details) {
+    const constraints = detail?.constraints;
+    ctx.expect(
+      constraints && typeof constraints === 'object' && !Array.isArray(constraints) && Object.keys(constraints).length > 0 && Object.values(constraints).every((m) => typeof m === 'string'),
+      `details entry for ${detail?.field} must have constraints: an object mapping a constraint name to a message.`,
+      exchange,
+    );
+  }
+  const expectedParam = fields.length === 1 ? fields[0] : null;
+  ctx.expect('param' in error, 'error.param must always be present.', exchange);
+  ctx.expect(
+    error.param === expectedParam,
+    fields.length === 1
+      ? `param must name the one offending field ${expectedParam}; received ${JSON.stringify(error.param)}.`
+      : `param must be null when several fields fail (no single field is to blame); received ${JSON.stringify(error.param)}.`,
+    exchange,
+  );
+}
+
+export const validationChecks: Check[] = cases.map((c) => ({
+  id: c.id,
+  level: c.level ?? 'must',
+  rule: c.rule,
+  section,
+  title: c.title,
+  run: (ctx: CheckContext) => (c.fails ? refused(ctx, c) : accepted(ctx, c)),
+}));
+
+validationChecks.push({
+  id: 'VAL-034',
+  level: 'must',
+  rule: 'Errors: Envelope doc_url',
+  section,
+  title: 'error.doc_url of validation_failed is {docs_url}/errors/#validation_failed',
+  async run(ctx) {
+    const org = await ctx.sharedOrganisation();
+    const exchange = await ctx.createSession(org, sessionBody({ amount: { total: 0 } }));
+    const error = ctx.expectError(exchange, 400, 'validation_failed', 'total 0');
+    let absolute = false;
+    try {
+      absolute = Boolean(new URL(error.doc_url).protocol);
+    } catch {
+      absolute = false;
+    }
+    ctx.expect(absolute && String(error.doc_url).endsWith('/errors/#validation_failed'), `doc_url must be {docs_url}/errors/#validation_failed; received ${JSON.stringify(error.doc_url)}.`, exchange);
+  },
+});

@@ -1,0 +1,135 @@
+/**
+ * Response conformance against the bundled description (generated/openapi.json): the
+ * status must be documented for the operation, the body JSON, and the body valid
+ * against the documented schema (ajv, JSON Schema 2020-12, decimal-exact multipleOf).
+ * A problem found under an element marked `x-assumption: true` is our modelling, not
+ * the document's word, and is reported at level `assumption`.
+ */
+import { readFileSync } from 'node:fs';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import type { Exchange } from './http.ts';
+
+type Json = Record<string, any>;
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
+
+export const description: Json = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
+const DOC_ID = 'conformance-openapi.json';
+
+const ajv = new Ajv2020({
+  strict: false, // OpenAPI keywords (example, x-*) are not JSON Schema keywords
+  allErrors: true,
+  verbose: true, // errors carry their schema, to tell our modelling from the document's word
+  // 19.99 is not a multiple of 0.01 in binary floating point: compare decimals exactly.
+  multipleOfPrecision: 8,
+});
+addFormats(ajv);
+ajv.addSchema(description, DOC_ID);
+const compiled = new Map<string, ValidateFunction>();
+
+/** A validator for the schema at a JSON pointer of the description. */
+export function validatorAt(pointer: string): ValidateFunction {
+  let validate = compiled.get(pointer);
+  if (!validate) {
+    validate = ajv.compile({ $ref: `${DOC_ID}#${pointer}` });
+    compiled.set(pointer, validate);
+  }
+  return validate;
+}
+
+function pointerGet(doc: Json, pointer: string): any {
+  return pointer
+    .split('/')
+    .slice(1)
+    .reduce((at: any, key) => at?.[decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+}
+
+const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
+
+const resolve = (node: any): any => (node && typeof node.$ref === 'string' && node.$ref.startsWith('#') ? resolve(pointerGet(description, node.$ref.slice(1))) : node);
+
+/**
+ * Is any schema on the way from `schema` to the value at `segments` marked x-assumption?
+ * (ajv's schemaPath is relative to the last $ref, so the way is walked along the value.)
+ */
+function assumedAlong(schema: any, segments: string[], depth = 0): boolean {
+  const node = resolve(schema);
+  if (!node || typeof node !== 'object' || depth > 40) return false;
+  if (node['x-assumption'] === true) return true;
+  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+    if (Array.isArray(node[key]) && node[key].some((member: any) => assumedAlong(member, segments, depth + 1))) return true;
+  }
+  if (segments.length === 0) return false;
+  const [head, ...rest] = segments as [string, ...string[]];
+  const next = node.properties?.[head] ?? (/^\d+$/.test(head) ? node.items : undefined) ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+  return next !== undefined && assumedAlong(next, rest, depth + 1);
+}
+
+function underAssumption(schema: any, error: ErrorObject): boolean {
+  if ((error.parentSchema as any)?.['x-assumption'] === true) return true;
+  const segments = error.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') segments.push(String((error.params as any).missingProperty));
+  return assumedAlong(schema, segments);
+}
+
+export interface ContractProblem {
+  kind: 'status' | 'content-type' | 'schema';
+  level: 'must' | 'assumption';
+  message: string;
+  exchange: Exchange;
+}
+
+/** The path template of the description a concrete path matches. */
+function templateFor(path: string): string | undefined {
+  return Object.keys(description.paths).find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+}
+
+function describeErrors(errors: ErrorObject[]): string {
+  return errors
+    .filter((e) => !['anyOf', 'oneOf', 'allOf', 'if'].includes(e.keyword))
+    .slice(0, 5)
+    .map((e) => `${e.instancePath || '(body)'} ${e.message ?? e.keyword}`)
+    .join('; ');
+}
+
+/** Checks one answer of the public API against the description. */
+export function contractProblems(exchange: Exchange): ContractProblem[] {
+  const url = new URL(exchange.request.url);
+  const template = templateFor(url.pathname.replace(/^.*?(?=\/api\/)/, ''));
+  const method = exchange.request.method.toLowerCase();
+  const operation = template ? description.paths[template]?.[method] : undefined;
+  if (!template || !operation) return [];
+  const where = `${exchange.request.method} ${template}`;
+  const responseKey = String(exchange.status);
+  let response = operation.responses[responseKey];
+  if (!response) return [{ kind: 'status', level: 'must', message: `${where} answered ${exchange.status}, which is not documented (documented: ${Object.keys(operation.responses).join(', ')})`, exchange }];
+  let pointer = `/paths/${escapePointer(template)}/${method}/responses/${responseKey}`;
+  if (response.$ref) {
+    pointer = String(response.$ref).slice(1);
+    response = pointerGet(description, pointer);
+  }
+  const responseAssumed = response['x-assumption'] === true;
+  const contentType = exchange.headers['content-type'] ?? '';
+  if (!/^application\/json\b/i.test(contentType)) {
+    return [{ kind: 'content-type', level: responseAssumed ? 'assumption' : 'must', message: `${where} ${exchange.status}: content-type is "${contentType}", documented application/json`, exchange }];
+  }
+  if (exchange.json === undefined) return [{ kind: 'content-type', level: 'must', message: `${where} ${exchange.status}: the body is not JSON`, exchange }];
+  const schemaPointer = `${pointer}/content/application~1json/schema`;
+  const validate = validatorAt(schemaPointer);
+  if (validate(exchange.json)) return [];
+  const errors = validate.errors ?? [];
+  const schema = pointerGet(description, schemaPointer);
+  const mustErrors = errors.filter((e) => !responseAssumed && !['anyOf', 'oneOf', 'allOf', 'if'].includes(e.keyword) && !underAssumption(schema, e));
+  const level = mustErrors.length > 0 ? 'must' : 'assumption';
+  return [{ kind: 'schema', level, message: `${where} ${exchange.status}: body does not match the documented schema: ${describeErrors(mustErrors.length > 0 ? mustErrors : errors)}`, exchange }];
+}
+
+/** Problems of a webhook body against WebhookEvent or LegacyWebhookPayload. */
+export function webhookBodyProblems(body: unknown, legacy: boolean): string | undefined {
+  const validate = validatorAt(`/components/schemas/${legacy ? 'LegacyWebhookPayload' : 'WebhookEvent'}`);
+  if (validate(body)) return undefined;
+  return describeErrors(validate.errors ?? []);
+}

@@ -1,0 +1,216 @@
+/**
+ * `payment-conformance receiver`: checks a merchant's webhook receiver the way the
+ * service would call it (service document: Events, Signature header, Receiver
+ * verification steps, Response and retry behaviour, Legacy payload). Every delivery is
+ * made for a fresh transaction, so deduplication cannot hide a wrong answer.
+ */
+import { randomUUID } from 'node:crypto';
+import pc from 'picocolors';
+import { computeSignature, signWebhook, SIGNATURE_HEADER } from '../client/webhooks.ts';
+import type { Output } from './reporters/console.ts';
+import { SetupError, type Level } from './types.ts';
+
+export interface ReceiverOptions {
+  url: string;
+  secret: string;
+  legacy: 'accept' | 'reject';
+}
+
+interface Sent {
+  status: number | null;
+  ms: number;
+  error?: string;
+}
+
+interface ReceiverCheck {
+  id: string;
+  level: Level;
+  rule: string;
+  title: string;
+  run(r: Deliverer): Promise<string | undefined>;
+}
+
+const ANSWER_LIMIT_MS = 5000;
+const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
+const show = (s: Sent) => (s.status === null ? `no answer (${s.error})` : `${s.status} in ${s.ms} ms`);
+
+class Deliverer {
+  constructor(private readonly options: ReceiverOptions) {}
+
+  get secret() {
+    return this.options.secret;
+  }
+
+  event(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+    return { event: 'checkout_session.completed', createdAt: new Date().toISOString(), checkoutSessionId: `cs_conf${randomUUID().replace(/-/g, '').slice(0, 16)}`, transactionId: randomUUID(), foreignTransactionId: `order-${randomUUID().slice(0, 8)}`, ...overrides };
+  }
+
+  async send(raw: string, signature: string | undefined): Promise<Sent> {
+    const started = Date.now();
+    try {
+      const response = await fetch(this.options.url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'payment-conformance', ...(signature !== undefined ? { [SIGNATURE_HEADER]: signature } : {}) },
+        body: raw,
+        signal: AbortSignal.timeout(ANSWER_LIMIT_MS + 2000),
+      });
+      await response.arrayBuffer();
+      return { status: response.status, ms: Date.now() - started };
+    } catch (error) {
+      return { status: null, ms: Date.now() - started, error: (error as Error).name === 'TimeoutError' ? 'timed out' : String((error as any).cause?.code ?? (error as Error).message) };
+    }
+  }
+
+  /** A correctly signed delivery of these exact bytes. */
+  signed(raw: string, timestamp?: number): Promise<Sent> {
+    return this.send(raw, signWebhook(raw, this.options.secret, timestamp !== undefined ? { timestamp } : {}));
+  }
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+const accepts = (what: string, s: Sent) => (ok(s) ? undefined : `${what} must be accepted with a 2xx; the receiver answered ${show(s)}.`);
+const rejects = (what: string, s: Sent) => (s.status !== null && !ok(s) ? undefined : `${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`);
+
+function checks(options: ReceiverOptions): ReceiverCheck[] {
+  const list: ReceiverCheck[] = [
+    { id: 'RCV-001', level: 'must', rule: 'Events: Response and retry behaviour (Success)', title: 'a valid signed delivery is accepted (2xx)', run: async (r) => accepts('A valid signed delivery', await r.signed(JSON.stringify(r.event()))) },
+    {
+      id: 'RCV-002',
+      level: 'must',
+      rule: 'Receiver verification steps 2-3',
+      title: 'a tampered body (signature of the original) is rejected',
+      run: async (r) => {
+        const body = r.event();
+        const header = signWebhook(JSON.stringify(body), r.secret);
+        return rejects('A tampered body', await r.send(JSON.stringify({ ...body, foreignTransactionId: 'tampered' }), header));
+      },
+    },
+    {
+      id: 'RCV-003',
+      level: 'must',
+      rule: 'Receiver verification step 2 (exact raw bytes)',
+      title: 'a body with unusual spacing and escapes, signed over its exact bytes, is accepted (no re-serialising before verifying)',
+      run: async (r) => {
+        const e = r.event({ foreignTransactionId: 'caf\u00e9 \u2603' });
+        const raw = `{ "event" : "${e.event}",\n  "createdAt":"${e.createdAt}" , "checkoutSessionId": "${e.checkoutSessionId}",\t"transactionId":"${e.transactionId}", "foreignTransactionId": "caf\\u00e9 \u2603" }`;
+        return accepts('A delivery verified over its exact raw bytes', await r.signed(raw));
+      },
+    },
+    {
+      id: 'RCV-004',
+      level: 'must',
+      rule: 'Receiver verification step 2 (re-serialised JSON breaks the digest)',
+      title: 'a body that differs from the signed bytes only by re-serialisation is rejected',
+      run: async (r) => {
+        const body = r.event();
+        const header = signWebhook(JSON.stringify(body), r.secret);
+        return rejects('A re-serialised body', await r.send(JSON.stringify(body, null, 2), header));
+      },
+    },
+    { id: 'RCV-005', level: 'must', rule: 'Receiver verification step 4', title: 'a correctly signed delivery with t ten minutes old is rejected', run: async (r) => rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(r.event()), now() - 600)) },
+    { id: 'RCV-006', level: 'must', rule: 'Signature header: Unsigned case', title: 'an event with no Service-Signature header is rejected', run: async (r) => rejects('A delivery with no signature', await r.send(JSON.stringify(r.event()), undefined)) },
+    {
+      id: 'RCV-007',
+      level: 'must',
+      rule: 'Receiver verification step 1 (parts read by name)',
+      title: 'a header with its parts reordered (v1=...,t=...) is accepted',
+      run: async (r) => {
+        const raw = JSON.stringify(r.event());
+        const t = now();
+        return accepts('A reordered header', await r.send(raw, `v1=${computeSignature(raw, r.secret, t)},t=${t}`));
+      },
+    },
+    {
+      id: 'RCV-008',
+      level: 'must',
+      rule: 'Signature header: Versioning',
+      title: 'a header with an extra digest version (v2=) next to v1, before or after it, is accepted',
+      run: async (r) => {
+        const extra = 'ab'.repeat(32);
+        const after = JSON.stringify(r.event());
+        const t = now();
+        const first = await r.send(after, `t=${t},v1=${computeSignature(after, r.secret, t)},v2=${extra}`);
+        if (!ok(first)) return accepts('A header with v2= after v1', first);
+        const before = JSON.stringify(r.event());
+        return accepts('A header with v2= before v1', await r.send(before, `t=${t},v2=${extra},v1=${computeSignature(before, r.secret, t)}`));
+      },
+    },
+    {
+      id: 'RCV-009',
+      level: 'must',
+      rule: 'Response and retry behaviour: Duplicates',
+      title: 'a repeated delivery of the same event is answered 2xx again',
+      run: async (r) => {
+        const raw = JSON.stringify(r.event());
+        const first = await r.signed(raw);
+        if (!ok(first)) return accepts('The first delivery', first);
+        return accepts('A repeated delivery (same transactionId)', await r.signed(raw));
+      },
+    },
+    { id: 'RCV-010', level: 'must', rule: 'Events: Event kinds (unknown values)', title: 'a signed delivery with an unknown event value is answered 2xx', run: async (r) => accepts('An unknown event value', await r.signed(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' })))) },
+    { id: 'RCV-011', level: 'must', rule: 'Receiver verification steps 2-3', title: 'a delivery signed with another secret is rejected', run: async (r) => {
+        const raw = JSON.stringify(r.event());
+        return rejects('A wrong secret', await r.send(raw, signWebhook(raw, 'whsec_conformance_not_yours')));
+      },
+    },
+    {
+      id: 'RCV-012',
+      level: 'must',
+      rule: 'Receiver verification step 1 (t and v1 required)',
+      title: 'a header without v1 (only t and v2) is rejected',
+      run: async (r) => {
+        const raw = JSON.stringify(r.event());
+        return rejects('A header without v1', await r.send(raw, `t=${now()},v2=${computeSignature(raw, r.secret, now())}`));
+      },
+    },
+    {
+      id: 'RCV-013',
+      level: 'must',
+      rule: 'Response and retry behaviour: Wait time',
+      title: 'the receiver answers a valid delivery within 5 seconds',
+      run: async (r) => {
+        const sent = await r.signed(JSON.stringify(r.event()));
+        return sent.status !== null && sent.ms < ANSWER_LIMIT_MS ? undefined : `The service waits five seconds; the receiver answered ${show(sent)}.`;
+      },
+    },
+    {
+      id: 'RCV-014',
+      level: 'must',
+      rule: 'Events: Legacy payload',
+      title: options.legacy === 'accept' ? 'a legacy two-field body (no event, no signature) is accepted' : 'a legacy two-field body (no event, no signature) is rejected (--legacy reject)',
+      run: async (r) => {
+        const raw = JSON.stringify({ transactionId: randomUUID(), foreignTransactionId: 'legacy-1' });
+        const sent = await r.send(raw, undefined);
+        return options.legacy === 'accept' ? accepts('A legacy body', sent) : rejects('A legacy body', sent);
+      },
+    },
+  ];
+  return list;
+}
+
+export async function receiverCommand(options: ReceiverOptions, out: Output): Promise<number> {
+  try {
+    new URL(options.url);
+  } catch {
+    throw new SetupError(`--url ${options.url} is not an absolute URL.`);
+  }
+  if (!options.secret.startsWith('whsec_')) throw new SetupError('--secret must be the whsec_... signing secret.');
+  const r = new Deliverer(options);
+  const probe = await r.send('{}', undefined);
+  if (probe.status === null) throw new SetupError(`The receiver ${options.url} is unreachable: ${probe.error}.`);
+  out.write(`${pc.bold('payment-conformance receiver')} ${options.url}\n`);
+  let failed = 0;
+  // Every check delivers for a transaction of its own, so they run at once: a slow
+  // receiver costs one answer limit, not one per check.
+  const list = checks(options);
+  const problems = await Promise.all(list.map((check) => check.run(r)));
+  list.forEach((check, i) => {
+    const problem = problems[i];
+    if (problem && check.level === 'must') failed += 1;
+    out.write(`${problem ? pc.red('✗') : pc.green('✓')} ${pc.bold(check.id)} ${check.title}${problem ? `\n    ${pc.red(problem)}\n    rule: ${check.rule}` : ''}\n`);
+  });
+  out.write(failed > 0 ? pc.red(pc.bold(`\nFAILED: ${failed} check${failed === 1 ? '' : 's'} failed\n`)) : pc.green(pc.bold('\nPASSED: the receiver follows the document\n')));
+  return failed > 0 ? 1 : 0;
+}
+
+export { checks as receiverChecks };

@@ -1,0 +1,132 @@
+/**
+ * The suite's own webhook receiver: it captures every delivery the target makes (method,
+ * headers, the exact raw bytes) and answers as each check tells it, so deliveries are
+ * judged independently of the target's own records. Each check gets its own path.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Delivery {
+  method: string;
+  path: string;
+  headers: http.IncomingHttpHeaders;
+  raw: Buffer;
+  /** Parsed JSON, or undefined. */
+  body: any;
+  receivedAt: number;
+  /** 1 for the first delivery to this path, 2 for the next... */
+  attempt: number;
+  /** How the receiver answered: a status at once, or held past the service's wait. */
+  answer?: Answer;
+}
+
+/** How to answer the n-th delivery to a path: a status, or hold the answer this long (ms) and then answer 200. */
+export type Answer = { status: number } | { holdMs: number };
+export type Behaviour = (attempt: number) => Answer;
+
+/** Did the receiver accept this delivery in time (a 2xx at once)? */
+export const acceptedInTime = (d: Delivery) => d.answer !== undefined && 'status' in d.answer && d.answer.status >= 200 && d.answer.status < 300;
+
+/**
+ * The attempts of one event: every delivery up to and including the first one accepted
+ * in time. Later ones are repeats of a delivered event, which the document allows.
+ */
+export function attemptsOf(deliveries: Delivery[]): Delivery[] {
+  const index = deliveries.findIndex(acceptedInTime);
+  return index < 0 ? deliveries : deliveries.slice(0, index + 1);
+}
+
+export class CaptureReceiver {
+  private server: http.Server | undefined;
+  private readonly deliveries = new Map<string, Delivery[]>();
+  private readonly behaviours = new Map<string, Behaviour>();
+  private readonly held = new Set<{ res: http.ServerResponse; timer: NodeJS.Timeout }>();
+  private listeners = new Set<() => void>();
+  publicUrl = '';
+
+  async start(host: string, port: number, publicUrl?: string): Promise<void> {
+    this.server = http.createServer((req, res) => this.handle(req, res));
+    await new Promise<void>((resolve, reject) => {
+      this.server!.once('error', reject);
+      this.server!.listen(port, host, () => resolve());
+    });
+    const address = this.server.address() as AddressInfo;
+    const shownHost = host.includes(':') ? `[${host}]` : host;
+    this.publicUrl = (publicUrl ?? `http://${shownHost}:${address.port}`).replace(/\/+$/, '');
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse) {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks);
+      let body: unknown;
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = undefined;
+      }
+      const path = (req.url ?? '/').split('?')[0]!;
+      const list = this.deliveries.get(path) ?? [];
+      const delivery: Delivery = { method: req.method ?? '', path, headers: req.headers, raw, body, receivedAt: Date.now(), attempt: list.length + 1 };
+      list.push(delivery);
+      this.deliveries.set(path, list);
+      for (const listener of this.listeners) listener();
+      const answer = (this.behaviours.get(path) ?? (() => ({ status: 200 })))(delivery.attempt);
+      delivery.answer = answer;
+      if ('holdMs' in answer) {
+        const entry = {
+          res,
+          timer: setTimeout(() => {
+            this.held.delete(entry);
+            if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+          }, answer.holdMs),
+        };
+        this.held.add(entry);
+        return;
+      }
+      res.writeHead(answer.status, { 'content-type': 'application/json' }).end('{}');
+    });
+  }
+
+  behave(path: string, behaviour: Behaviour): void {
+    this.behaviours.set(path, behaviour);
+  }
+
+  /** Every delivery so far, to any path. */
+  all(): Delivery[] {
+    return [...this.deliveries.values()].flat();
+  }
+
+  received(path: string): Delivery[] {
+    return [...(this.deliveries.get(path) ?? [])];
+  }
+
+  /** Resolves with the deliveries to `path` once there are `count`, or with what arrived by the deadline. */
+  waitFor(path: string, count: number, timeoutMs: number): Promise<Delivery[]> {
+    return new Promise((resolve) => {
+      const check = () => {
+        if (this.received(path).length >= count) done();
+      };
+      const done = () => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        resolve(this.received(path));
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.listeners.add(check);
+      check();
+    });
+  }
+
+  async close(): Promise<void> {
+    for (const entry of this.held) {
+      clearTimeout(entry.timer);
+      entry.res.destroy();
+    }
+    this.held.clear();
+    if (!this.server) return;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server!.close(() => resolve()));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * `payment-conformance run`: checks the target at a base URL. Sets up (target reachable,
+ * sandbox token accepted, receiver listening), runs the selected checks and writes the
+ * chosen reports. The exit status is 0 when every must check passed (skips allowed), 1
+ * when any failed, 2 for a usage or setup problem.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createRegistry } from './checks/index.ts';
+import { RunContext, type Profile } from './context.ts';
+import { CaptureReceiver } from './receiver.ts';
+import { ConsoleReporter, type Output } from './reporters/console.ts';
+import { writeHtmlReport } from './reporters/html.ts';
+import { writeJsonReport } from './reporters/json.ts';
+import { writeJunitReport } from './reporters/junit.ts';
+import { runChecks } from './runner.ts';
+import { failsRun, SetupError, type Report } from './types.ts';
+
+export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
+
+export interface RunOptions {
+  baseUrl: string;
+  sandboxToken?: string;
+  config?: string;
+  only?: string;
+  reporter: string;
+  out: string;
+  strictAssumptions: boolean;
+  receiverHost: string;
+  receiverPort: number;
+  receiverPublicUrl?: string;
+  concurrency: number;
+}
+
+function parseProfiles(file: string | undefined): Profile[] {
+  if (!file) return [];
+  let parsed: any;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new SetupError(`--config ${file}: cannot read it as JSON (${(error as Error).message}).`);
+  }
+  const profiles = Array.isArray(parsed?.profiles) ? parsed.profiles : parsed?.profiles && typeof parsed.profiles === 'object' ? Object.entries(parsed.profiles).map(([name, p]) => ({ name, ...(p as object) })) : undefined;
+  if (!profiles || profiles.length === 0) throw new SetupError(`--config ${file}: expected { "profiles": [ { "clientId": "...", "clientSecret": "...", ... } ] }.`);
+  for (const p of profiles) if (typeof p.clientId !== 'string' || typeof p.clientSecret !== 'string') throw new SetupError(`--config ${file}: every profile needs clientId and clientSecret.`);
+  return profiles as Profile[];
+}
+
+async function preflight(baseUrl: string, sandboxToken: string | undefined): Promise<void> {
+  try {
+    await fetch(`${baseUrl}/api/checkout-sessions/cs_conformance_preflight`, { signal: AbortSignal.timeout(10_000) });
+  } catch (error) {
+    throw new SetupError(`The target ${baseUrl} is unreachable: ${(error as Error).cause ? String((error as any).cause?.code ?? (error as any).cause) : (error as Error).message}.`);
+  }
+  if (sandboxToken !== undefined) {
+    const answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, { headers: { authorization: `Bearer ${sandboxToken}` }, signal: AbortSignal.timeout(10_000) });
+    if (answer.status === 401) throw new SetupError('The sandbox API refused --sandbox-token (401).');
+    if (answer.status >= 500 || answer.status === 405) throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
+  }
+}
+
+export async function runCommand(options: RunOptions, out: Output): Promise<number> {
+  let baseUrl: string;
+  try {
+    baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
+  } catch {
+    throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
+  }
+  const reporters = options.reporter.split(',').map((r) => r.trim()).filter(Boolean);
+  const unknown = reporters.filter((r) => !(REPORTERS as readonly string[]).includes(r));
+  if (unknown.length > 0) throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new SetupError('--concurrency must be a whole number of at least 1.');
+  if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535) throw new SetupError('--receiver-port must be a port number.');
+  const profiles = parseProfiles(options.config);
+  const registry = createRegistry();
+  const checks = registry.select(options.only);
+  if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  await preflight(baseUrl, options.sandboxToken);
+
+  const receiver = new CaptureReceiver();
+  try {
+    await receiver.start(options.receiverHost, options.receiverPort, options.receiverPublicUrl);
+  } catch (error) {
+    throw new SetupError(`The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`);
+  }
+  const settleMs = Number(process.env.CONFORMANCE_SETTLE_MS ?? 1000);
+  const run = new RunContext({ baseUrl, sandboxToken: options.sandboxToken, profiles, receiver, settleMs });
+  const consoleOn = reporters.includes('console');
+  const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);
+  const startedAt = new Date();
+  if (consoleOn) reporter.start(baseUrl);
+  let results;
+  try {
+    results = await runChecks(run, checks, { concurrency: options.concurrency, onResult: (r) => consoleOn && reporter.result(r) });
+  } finally {
+    await receiver.close();
+  }
+  const report: Report = {
+    target: baseUrl,
+    startedAt: startedAt.toISOString(),
+    durationMs: Date.now() - startedAt.getTime(),
+    summary: {
+      passed: results.filter((r) => r.status === 'passed').length,
+      failed: results.filter((r) => r.status === 'failed').length,
+      skipped: results.filter((r) => r.status === 'skipped').length,
+    },
+    results,
+    strictAssumptions: options.strictAssumptions,
+  };
+  const dir = path.resolve(options.out);
+  const files: string[] = [];
+  if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
+  if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
+  if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  if (consoleOn) reporter.summary(report, files);
+  return results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions)) ? 1 : 0;
+}

@@ -1,0 +1,47 @@
+#!/bin/sh
+# Runs the conformance suite against a Prism mock of the description, as a peer
+# comparison: a mock that answers from the description's examples and validates requests
+# against its schemas, but has no behaviour (no tokens, state, idempotency or webhooks).
+#
+#   sh scripts/conformance-vs-prism.sh [extra payment-conformance run flags]
+#
+# Prism is fetched on demand with npx (not a project dependency). Prism has no sandbox
+# API, so the suite runs from a --config profile with placeholder credentials, and
+# every check that needs the sandbox (clock, faults, payments, webhooks, a second
+# configuration) is skipped with its reason. Reports go to reports/prism/.
+set -eu
+cd "$(dirname "$0")/.."
+PORT="${PRISM_PORT:-4099}"
+OUT="${OUT:-reports/prism}"
+mkdir -p "$OUT"
+
+npx -y @stoplight/prism-cli@5.14.x mock --host 127.0.0.1 --port "$PORT" generated/openapi.json >"$OUT/prism.log" 2>&1 &
+PRISM=$!
+# npx starts Prism as a child of its own: stop the whole tree under the process we started.
+killtree() {
+  for child in $(pgrep -P "$1" 2>/dev/null); do killtree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+trap 'killtree "$PRISM"' EXIT INT TERM
+
+# Wait for the mock to answer (the first run downloads Prism).
+i=0
+until curl -s -o /dev/null "http://127.0.0.1:$PORT/api/checkout-sessions/cs_probe"; do
+  i=$((i + 1))
+  if [ "$i" -gt 300 ]; then echo "Prism did not start; see $OUT/prism.log" >&2; exit 2; fi
+  sleep 1
+done
+
+# Two profiles with placeholder credentials: Prism accepts any.
+cat >"$OUT/profiles.json" <<'JSON'
+{ "profiles": [
+  { "name": "primary", "clientId": "ck_test_prism_a", "clientSecret": "sk_prism_a" },
+  { "name": "secondary", "clientId": "ck_test_prism_b", "clientSecret": "sk_prism_b" }
+] }
+JSON
+
+status=0
+node bin/payment-conformance.js run --base-url "http://127.0.0.1:$PORT" --config "$OUT/profiles.json" \
+  --reporter console,json,junit,html --out "$OUT" "$@" || status=$?
+echo "payment-conformance exit status against Prism: $status"
+exit "$status"

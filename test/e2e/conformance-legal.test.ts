@@ -1,0 +1,139 @@
+/**
+ * Legal variants of the reference server (service document: what is not part of the
+ * contract), made by mutating proxies: message wording, JSON key order, extra response
+ * fields, extra signature versions and header part order, token text format, id format
+ * within its rule, and a repeated delivery of a completed event. The suite must pass
+ * each of them, and all of them at once over the whole suite.
+ */
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explain } from '../support/conformance-cli.ts';
+import { parse, pathOf, resign, runVariant, signatureParts, type Variant } from '../support/conformance-variants.ts';
+import { editJson, type Message, type Mutation, type Reply } from '../support/mutating-proxy.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ webhookPollIntervalMs: 25 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+const isJsonReply = (r: Reply) => String(r.headers['content-type']).startsWith('application/json') && parse(r.body) !== undefined;
+
+function reverseKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(reverseKeys);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reverseKeys(v)]));
+  return value;
+}
+
+const wording: Mutation = {
+  response: (_m, r) => (r.status >= 400 && parse(r.body)?.error?.message ? editJson(r, (b) => ({ ...b, error: { ...b.error, message: 'Ceci n’est pas le message habituel.' } })) : r),
+};
+
+const keyOrder: Mutation = { response: (_m, r) => (isJsonReply(r) ? editJson(r, reverseKeys) : r) };
+
+const extraFields: Mutation = {
+  response: (_m, r) =>
+    isJsonReply(r)
+      ? editJson(r, (b) => {
+          if (!b || typeof b !== 'object' || Array.isArray(b)) return b;
+          const out = { ...b, object: 'extra', livemode: false };
+          if (b.error && typeof b.error === 'object') out.error = { ...b.error, request_id: 'req_123', hint: 'extra' };
+          if (b.amount && typeof b.amount === 'object') out.amount = { ...b.amount, minor: 1 };
+          return out;
+        })
+      : r,
+};
+
+function opaqueTokens(): Mutation {
+  const real = new Map<string, string>();
+  return {
+    request: (m) => {
+      const auth = m.headers.authorization;
+      if (!auth) return m;
+      return { ...m, headers: { ...m.headers, authorization: auth.replace(/tok-[0-9a-f]+/g, (opaque) => real.get(opaque) ?? opaque) } };
+    },
+    response: (m, r) =>
+      pathOf(m) === '/api/token' && r.status === 200
+        ? editJson(r, (b) => {
+            const opaque = `tok-${randomBytes(20).toString('hex')}`;
+            real.set(opaque, b.accessToken);
+            return { ...b, accessToken: opaque, expiresIn: '300 seconds' };
+          })
+        : r,
+  };
+}
+
+// Session ids keep their documented prefix cs_ but take another form: cs_alt-<original>.
+const toAlt = (text: string) => text.replace(/\bcs_(?!alt-)([A-Za-z0-9]+)/g, 'cs_alt-$1');
+const fromAlt = (text: string) => text.replace(/\bcs_alt-/g, 'cs_');
+const idFormatApi: Mutation = {
+  request: (m) => ({ ...m, url: fromAlt(m.url), body: fromAlt(m.body) }),
+  response: (_m, r) => ({ ...r, body: toAlt(r.body) }),
+};
+const idFormatHook: Mutation = { request: (m, k) => (m.body.includes('cs_') ? resign(m, k, toAlt(m.body)) : m) };
+
+const signatureHeader: Mutation = {
+  request: (m: Message) => {
+    const parts = signatureParts(m.headers['service-signature']);
+    return parts ? { ...m, headers: { ...m.headers, 'service-signature': `v2=${'ab'.repeat(32)},v1=${parts.v1},t=${parts.t}` } } : m;
+  },
+};
+
+const repeatedDelivery: Mutation = {
+  after: async (m, r, _k, forward) => {
+    if (r.status >= 200 && r.status < 300) await forward(m);
+  },
+};
+
+function combine(...mutations: Mutation[]): Mutation {
+  return {
+    request: async (m, k) => {
+      let out: Message | Reply = m;
+      for (const x of mutations) if (x.request && !('status' in out)) out = await x.request(out, k);
+      return out;
+    },
+    response: async (m, r, k, f) => {
+      let out = r;
+      for (const x of [...mutations].reverse()) if (x.response) out = await x.response(m, out, k, f);
+      return out;
+    },
+    after: async (m, r, k, f) => {
+      for (const x of mutations) if (x.after) await x.after(m, r, k, f);
+    },
+  };
+}
+
+const legal: Variant[] = [
+  { name: 'error messages worded differently', api: wording, only: 'TOKEN-*,AUTH-00?,VAL-0[0-3]?,CFG-00[1-5],IDEM-002,READ-002,RESP-00[1-6]' },
+  { name: 'JSON keys in another order', api: keyOrder, only: 'TOKEN-001,VAL-00?,IDEM-001,IDEM-003,READ-001,CFG-007,LIFE-003,RESP-00[1-6]' },
+  { name: 'extra fields in every response', api: extraFields, only: 'TOKEN-*,VAL-00?,VAL-032,IDEM-001,READ-*,CFG-*,LIFE-*,RESP-00[1-6]' },
+  { name: 'opaque token text and expiresIn in another wording', api: opaqueTokens(), only: 'TOKEN-*,AUTH-*,IDEM-001,READ-001,RESP-00[1-6]' },
+  { name: 'session ids in another form within the cs_ rule', api: idFormatApi, hook: idFormatHook, only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,RESP-*' },
+  { name: 'an extra v2= digest and the header parts reordered', hook: signatureHeader, only: 'HOOK-001,HOOK-002,HOOK-005,HOOK-020,RESP-007' },
+  { name: 'a completed event delivered more than once', hook: repeatedDelivery, only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007' },
+];
+
+describe.concurrent('legal variants pass', () => {
+  for (const variant of legal) {
+    it(`${variant.name}: passes`, async () => {
+      const run = await runVariant(t.url, variant);
+      expect(run.code, explain(run)).toBe(0);
+      expect(run.report!.summary.failed, explain(run)).toBe(0);
+      expect(run.report!.summary.skipped, explain(run)).toBe(0);
+    }, 120_000);
+  }
+
+  it('all of them at once, over the whole suite: passes', async () => {
+    const run = await runVariant(t.url, {
+      name: 'all legal variants',
+      api: combine(wording, keyOrder, extraFields, opaqueTokens(), idFormatApi),
+      hook: combine(idFormatHook, signatureHeader, repeatedDelivery),
+    });
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.report!.summary.failed, explain(run)).toBe(0);
+    expect(run.report!.summary.skipped, explain(run)).toBe(0);
+  }, 180_000);
+});

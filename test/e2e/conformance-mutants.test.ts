@@ -1,0 +1,431 @@
+/**
+ * Broken variants of the reference server, made by mutating proxies between the suite
+ * and the server and between the server and the suite's receiver: each violation of the
+ * service document must be caught by the check meant for it (that check fails, and the
+ * run exits 1).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { explain } from '../support/conformance-cli.ts';
+import { isCreate, parse, pathOf, recode, resign, runVariant, secretOf, signatureParts, hmac, type Variant } from '../support/conformance-variants.ts';
+import { editJson, type Mutation } from '../support/mutating-proxy.ts';
+import { startTestServer, type TestServer } from '../support/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer({ webhookPollIntervalMs: 25 });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+interface Mutant extends Variant {
+  /** The checks meant to catch it. */
+  caughtBy: string[];
+  /** Checks of the same run that must still pass (the mutation is narrow). */
+  stillPass?: string[];
+}
+
+const inFlightKeys = new Map<string, number>();
+const failedKeys = new Set<string>();
+const seenKeys = new Map<string, number>();
+
+const mutants: Mutant[] = [
+  {
+    name: 'token endpoint accepts a JSON body',
+    only: 'TOKEN-*',
+    caughtBy: ['TOKEN-002'],
+    stillPass: ['TOKEN-001', 'TOKEN-005'],
+    api: {
+      request: (m) => {
+        if (pathOf(m) !== '/api/token' || !String(m.headers['content-type']).includes('json')) return m;
+        const body = parse(m.body) ?? {};
+        return { ...m, headers: { ...m.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() };
+      },
+    },
+  },
+  {
+    name: 'token endpoint tells an unknown client id from a wrong secret',
+    only: 'TOKEN-*',
+    caughtBy: ['TOKEN-005'],
+    stillPass: ['TOKEN-001', 'TOKEN-002'],
+    api: {
+      response: (m, r, k) => {
+        if (pathOf(m) !== '/api/token' || r.status !== 401) return r;
+        const clientId = new URLSearchParams(m.body).get('clientId') ?? '';
+        return k.orgByClientId.has(clientId) ? r : { ...r, body: JSON.stringify({ error: 'Unknown client id' }) };
+      },
+    },
+  },
+  {
+    name: 'token endpoint answers a missing clientId with 401',
+    only: 'TOKEN-*',
+    caughtBy: ['TOKEN-003'],
+    stillPass: ['TOKEN-004'],
+    api: {
+      response: (m, r) => (pathOf(m) === '/api/token' && r.status === 400 && !new URLSearchParams(m.body).has('clientId') && m.body !== '' ? { ...r, status: 401, body: JSON.stringify({ error: 'Invalid credentials' }) } : r),
+    },
+  },
+  {
+    name: 'a double-prefixed token is answered unauthorized instead of invalid_token',
+    only: 'AUTH-00*',
+    caughtBy: ['AUTH-005'],
+    stillPass: ['AUTH-001', 'AUTH-003', 'AUTH-004'],
+    api: {
+      response: (m, r) => (r.status === 401 && String(m.headers.authorization).startsWith('Bearer Bearer ') ? editJson(r, (b) => recode(b, 'unauthorized')) : r),
+    },
+  },
+  {
+    name: 'an expired token is answered invalid_token',
+    only: 'AUTH-006,AUTH-007',
+    caughtBy: ['AUTH-006'],
+    stillPass: ['AUTH-007'],
+    api: { response: (_m, r) => (r.status === 401 && parse(r.body)?.error?.code === 'token_expired' ? editJson(r, (b) => recode(b, 'invalid_token')) : r) },
+  },
+  {
+    name: 'a token of a deleted key is answered token_expired',
+    only: 'AUTH-008',
+    caughtBy: ['AUTH-008'],
+    api: { response: (_m, r) => (r.status === 401 && parse(r.body)?.error?.code === 'unknown_api_key' ? editJson(r, (b) => recode(b, 'token_expired')) : r) },
+  },
+  {
+    name: 'param names the parent object instead of the field (amount, not amount.total)',
+    only: 'VAL-001,VAL-023',
+    caughtBy: ['VAL-001'],
+    stillPass: ['VAL-023'],
+    api: {
+      response: (m, r) =>
+        isCreate(m) && r.status === 400
+          ? editJson(r, (b) => (b.error.details?.length === 1 ? { ...b, error: { ...b.error, param: String(b.error.param).split('.')[0] } } : b))
+          : r,
+    },
+  },
+  {
+    name: 'details lists only some of the failing fields',
+    only: 'VAL-032,VAL-001',
+    caughtBy: ['VAL-032'],
+    stillPass: ['VAL-001'],
+    api: { response: (m, r) => (isCreate(m) && r.status === 400 ? editJson(r, (b) => (b.error.details?.length > 1 ? { ...b, error: { ...b.error, details: b.error.details.slice(0, -1) } } : b)) : r) },
+  },
+  {
+    name: '19.99 refused: multipleOf computed in binary floating point',
+    only: 'VAL-002,VAL-003,VAL-004',
+    caughtBy: ['VAL-003'],
+    stillPass: ['VAL-002', 'VAL-004'],
+    api: {
+      request: (m) => {
+        const total = isCreate(m) ? parse(m.body)?.amount?.total : undefined;
+        // 19.99 * 100 is 1998.9999999999998 in binary floating point.
+        if (typeof total !== 'number' || Number.isInteger(total * 100)) return m;
+        const error = { code: 'validation_failed', message: 'bad', param: 'amount.total', doc_url: 'http://127.0.0.1/docs/errors/#validation_failed', details: [{ field: 'amount.total', constraints: { multipleOf: 'must be a multiple of 0.01' } }] };
+        return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error }) };
+      },
+    },
+  },
+  {
+    name: 'a 13-character reference is accepted (cut to 12)',
+    only: 'VAL-009,VAL-010',
+    caughtBy: ['VAL-010'],
+    stillPass: ['VAL-009'],
+    api: {
+      request: (m) => {
+        const body = isCreate(m) ? parse(m.body) : undefined;
+        if (!body?.creditorReference?.reference || body.creditorReference.reference.length !== 13) return m;
+        body.creditorReference.reference = body.creditorReference.reference.slice(0, 12);
+        return { ...m, body: JSON.stringify(body) };
+      },
+    },
+  },
+  {
+    name: 'doc_url without the #: {docs_url}/errors/<code>',
+    only: 'VAL-001,READ-002,RESP-005',
+    caughtBy: ['RESP-005'],
+    stillPass: ['VAL-001', 'READ-002'],
+    api: { response: (_m, r) => (r.status >= 400 && parse(r.body)?.error?.doc_url ? editJson(r, (b) => ({ ...b, error: { ...b.error, doc_url: String(b.error.doc_url).replace('/errors/#', '/errors/') } })) : r) },
+  },
+  {
+    name: 'open_banking_not_enabled checked before open_banking_currency_unsupported',
+    only: 'CFG-004,CFG-005',
+    caughtBy: ['CFG-005'],
+    stillPass: ['CFG-004'],
+    api: {
+      response: (m, r, k) => {
+        if (!isCreate(m) || parse(r.body)?.error?.code !== 'open_banking_currency_unsupported') return r;
+        return k.orgOf(m)?.settings.openBankingApproved === false ? editJson(r, (b) => recode(b, 'open_banking_not_enabled')) : r;
+      },
+    },
+  },
+  {
+    name: 'amount.currency ignored (no currency_mismatch)',
+    only: 'CFG-006,CFG-007',
+    caughtBy: ['CFG-006'],
+    stillPass: ['CFG-007'],
+    api: {
+      request: (m) => {
+        const body = isCreate(m) ? parse(m.body) : undefined;
+        if (!body?.amount?.currency) return m;
+        delete body.amount.currency;
+        return { ...m, body: JSON.stringify(body) };
+      },
+    },
+  },
+  {
+    name: 'a replay answers with a different status (201)',
+    only: 'IDEM-001,IDEM-002',
+    caughtBy: ['IDEM-001'],
+    stillPass: ['IDEM-002'],
+    api: {
+      response: (m, r) => {
+        const key = m.headers['idempotency-key'];
+        if (!isCreate(m) || !key || r.status !== 200) return r;
+        const n = (seenKeys.get(key) ?? 0) + 1;
+        seenKeys.set(key, n);
+        return n > 1 ? { ...r, status: 201 } : r;
+      },
+    },
+  },
+  {
+    name: 'the same key with a different body makes a new session',
+    only: 'IDEM-001,IDEM-002',
+    caughtBy: ['IDEM-002'],
+    stillPass: ['IDEM-001'],
+    api: {
+      response: async (m, r, _k, forward) => {
+        if (!isCreate(m) || parse(r.body)?.error?.code !== 'idempotency_error') return r;
+        const headers = { ...m.headers };
+        delete headers['idempotency-key'];
+        return forward({ ...m, headers });
+      },
+    },
+  },
+  {
+    name: 'concurrent creates with one key make several sessions',
+    only: 'IDEM-001,IDEM-006',
+    caughtBy: ['IDEM-006'],
+    stillPass: ['IDEM-001'],
+    api: {
+      // A second create while one with the same key is still in flight ignores the key.
+      request: (m) => {
+        const key = m.headers['idempotency-key'];
+        if (!isCreate(m) || !key) return m;
+        const n = inFlightKeys.get(key) ?? 0;
+        inFlightKeys.set(key, n + 1);
+        return n > 0 ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-${n}` } } : m;
+      },
+      response: (m, r) => {
+        const key = m.headers['idempotency-key'];
+        if (isCreate(m) && key) inFlightKeys.set(key, (inFlightKeys.get(key) ?? 1) - 1);
+        return r;
+      },
+    },
+  },
+  {
+    name: 'a 500 forgets the Idempotency-Key: retries make new sessions',
+    only: 'IDEM-007',
+    caughtBy: ['IDEM-007'],
+    api: {
+      request: (m) => {
+        const key = m.headers['idempotency-key'];
+        return isCreate(m) && key && failedKeys.has(key) ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-${Math.random()}` } } : m;
+      },
+      response: (m, r) => {
+        const key = m.headers['idempotency-key'];
+        if (isCreate(m) && key && r.status === 500) failedKeys.add(key);
+        return r;
+      },
+    },
+  },
+  {
+    name: "another organisation's session is 403, not 404",
+    only: 'READ-002,READ-003',
+    caughtBy: ['READ-003'],
+    stillPass: ['READ-002'],
+    api: {
+      response: (m, r, k) => {
+        const id = /^\/api\/checkout-sessions\/([^/]+)$/.exec(pathOf(m))?.[1];
+        if (m.method !== 'GET' || r.status !== 404 || !id || !k.sessions.has(id)) return r;
+        return { ...r, status: 403, body: JSON.stringify(recode(parse(r.body), 'forbidden')) };
+      },
+    },
+  },
+  {
+    name: 'the retired GET /api/transaction/{cs_id} answers the session',
+    only: 'READ-004',
+    caughtBy: ['READ-004'],
+    api: { request: (m) => (m.method === 'GET' && /^\/api\/transaction\/cs_/.test(pathOf(m)) ? { ...m, url: m.url.replace('/api/transaction/', '/api/checkout-sessions/') } : m) },
+  },
+  {
+    name: "the redirect drops the merchant's own query parameters",
+    only: 'LIFE-003',
+    caughtBy: ['LIFE-003'],
+    api: {
+      response: (m, r) =>
+        /^\/sandbox\/checkout-sessions\/[^/]+\/attempts$/.test(pathOf(m)) && r.status === 200
+          ? editJson(r, (b) => {
+              if (!b.redirectTo) return b;
+              const url = new URL(b.redirectTo);
+              for (const name of [...url.searchParams.keys()]) if (!['transactionId', 'checkoutSessionId'].includes(name)) url.searchParams.delete(name);
+              return { ...b, redirectTo: url.toString() };
+            })
+          : r,
+    },
+  },
+  {
+    name: 'GET /api/transaction/{link id} still answers after the link settled',
+    only: 'READ-008',
+    caughtBy: ['READ-008'],
+    api: {
+      request: (m) => (m.method === 'GET' && /^\/api\/transaction\/[0-9a-f-]{36}$/.test(pathOf(m)) ? { ...m, url: m.url.replace('/api/transaction/', '/api/payment-links/') } : m),
+    },
+  },
+  {
+    name: 'a declined attempt sends a webhook',
+    only: 'HOOK-006,HOOK-001',
+    caughtBy: ['HOOK-006'],
+    stillPass: ['HOOK-001'],
+    api: (() => {
+      const hooks = new Map<string, string>();
+      return {
+        response: async (m, r) => {
+          if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
+          const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
+          const url = attempt ? hooks.get(attempt[1]!) : undefined;
+          if (url && parse(m.body)?.outcome === 'declined') {
+            const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
+            await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+          }
+          return r;
+        },
+      } satisfies Mutation;
+    })(),
+  },
+  {
+    name: 'the card rail makes a fourth attempt',
+    only: 'HOOK-010,HOOK-013',
+    caughtBy: ['HOOK-010'],
+    stillPass: ['HOOK-013'],
+    hook: (() => {
+      const failures = new Map<string, number>();
+      return {
+        after: async (m, r, _k, forward) => {
+          if (r.status !== 500) return;
+          const n = (failures.get(m.url) ?? 0) + 1;
+          failures.set(m.url, n);
+          if (n === 3) await forward(m);
+        },
+      } satisfies Mutation;
+    })(),
+  },
+  {
+    name: 'the webhook signature is over a re-serialised body (sent pretty-printed)',
+    only: 'HOOK-001',
+    caughtBy: ['HOOK-001'],
+    hook: { request: (m) => ({ ...m, body: JSON.stringify(parse(m.body), null, 2) }) },
+  },
+  {
+    name: 'createdAt is the time of each attempt, not of the event',
+    only: 'HOOK-004,HOOK-001',
+    caughtBy: ['HOOK-004'],
+    stillPass: ['HOOK-001'],
+    hook: {
+      request: (m, k) => {
+        const body = parse(m.body);
+        if (!body?.event) return m;
+        return resign(m, k, JSON.stringify({ ...body, createdAt: new Date().toISOString() }));
+      },
+    },
+  },
+  {
+    name: 'a card delivery answered 400 is retried',
+    only: 'HOOK-013,HOOK-010',
+    caughtBy: ['HOOK-013'],
+    stillPass: ['HOOK-010'],
+    hook: {
+      after: async (m, r, _k, forward) => {
+        if (r.status !== 400) return;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        await forward(m);
+      },
+    },
+  },
+  {
+    name: 'the open banking rail makes a second attempt after a 500',
+    only: 'HOOK-015,HOOK-018',
+    caughtBy: ['HOOK-015'],
+    stillPass: ['HOOK-018'],
+    hook: {
+      after: async (m, r, _k, forward) => {
+        if (r.status !== 500) return;
+        await forward(m);
+      },
+    },
+  },
+  {
+    name: 'after rotation deliveries are still signed with the old secret',
+    only: 'HOOK-020,HOOK-024,HOOK-001',
+    caughtBy: ['HOOK-020', 'HOOK-024'],
+    stillPass: ['HOOK-001'],
+    hook: {
+      request: (m, k) => {
+        const secret = secretOf(m, k);
+        const org = [...k.orgs.values()].find((o) => o.secrets.includes(secret ?? '') && o.secrets.length > 1);
+        const parts = signatureParts(m.headers['service-signature']);
+        if (!org || !parts) return m;
+        return { ...m, headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(org.secrets[0]!, parts.t, m.body)}` } };
+      },
+    },
+  },
+  {
+    name: 'the signing_secret_unavailable fault still sends a signature header',
+    only: 'HOOK-021',
+    caughtBy: ['HOOK-021'],
+    hook: { request: (m) => (m.headers['service-signature'] || !parse(m.body)?.event ? m : { ...m, headers: { ...m.headers, 'service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` } }) },
+  },
+  {
+    name: 'the legacy body gains an event field',
+    only: 'HOOK-022',
+    caughtBy: ['HOOK-022'],
+    hook: { request: (m) => (parse(m.body) && !parse(m.body).event ? { ...m, body: JSON.stringify({ event: 'checkout_session.completed', ...parse(m.body) }) } : m) },
+  },
+  {
+    name: 'reads answer text/plain',
+    only: 'READ-001,RESP-002',
+    caughtBy: ['RESP-002'],
+    stillPass: ['READ-001'],
+    api: { response: (m, r) => (m.method === 'GET' && r.status === 200 ? { ...r, headers: { ...r.headers, 'content-type': 'text/plain' } } : r) },
+  },
+  {
+    name: 'the create response lacks expiresAt',
+    only: 'VAL-002,RESP-003',
+    caughtBy: ['RESP-003'],
+    stillPass: ['VAL-002'],
+    api: {
+      response: (m, r) =>
+        isCreate(m) && r.status === 200
+          ? editJson(r, (b) => {
+              const { expiresAt: _drop, ...rest } = b;
+              return rest;
+            })
+          : r,
+    },
+  },
+];
+
+describe.concurrent('broken variants are caught by the check meant for each', () => {
+  it('has at least 15 different violations across every group', () => {
+    expect(mutants.length).toBeGreaterThanOrEqual(15);
+    const groups = new Set(mutants.flatMap((m) => m.caughtBy.map((id) => id.split('-')[0])));
+    for (const group of ['TOKEN', 'AUTH', 'VAL', 'CFG', 'IDEM', 'READ', 'LIFE', 'HOOK', 'RESP']) expect(groups).toContain(group);
+  });
+
+  for (const mutant of mutants) {
+    it(`${mutant.name}: ${mutant.caughtBy.join(', ')} fails`, async () => {
+      const run = await runVariant(t.url, mutant);
+      expect(run.code, explain(run)).toBe(1);
+      for (const id of mutant.caughtBy) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
+      for (const id of mutant.stillPass ?? []) expect(run.result(id).status, `${id} should be untouched by this mutant\n${explain(run)}`).toBe('passed');
+      // A failure comes with its evidence.
+      const failed = run.result(mutant.caughtBy[0]!);
+      expect(failed.reason.length).toBeGreaterThan(10);
+    }, 120_000);
+  }
+});

@@ -1,0 +1,76 @@
+/**
+ * `payment-conformance receiver` against a tiny correct merchant receiver (it passes)
+ * and broken ones (each caught by the check meant for it), run as a user runs it.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli } from '../support/conformance-cli.ts';
+import {
+  conflictOnRepeatReceiver,
+  correctReceiver,
+  noToleranceReceiver,
+  positionalReceiver,
+  reserialisingReceiver,
+  slowReceiver,
+  startMerchantReceiver,
+  strictEventReceiver,
+  trustingReceiver,
+  type Handler,
+  type MerchantReceiver,
+} from '../support/merchant-receivers.ts';
+
+const SECRET = 'whsec_conformance_receiver_test_secret';
+const started: MerchantReceiver[] = [];
+afterAll(async () => {
+  await Promise.all(started.map((r) => r.close()));
+});
+
+async function check(handler: Handler, extra: string[] = []) {
+  const receiver = await startMerchantReceiver(handler);
+  started.push(receiver);
+  const run = await cli(['receiver', '--url', receiver.url, '--secret', SECRET, ...extra]);
+  const failed = [...run.stdout.matchAll(/^✗ (RCV-\d{3})/gm)].map((m) => m[1]);
+  const passed = [...run.stdout.matchAll(/^✓ (RCV-\d{3})/gm)].map((m) => m[1]);
+  return { ...run, failed, passed };
+}
+
+describe.concurrent('payment-conformance receiver', () => {
+  it('passes a receiver that follows the document (legacy bodies accepted)', async () => {
+    const run = await check(correctReceiver(SECRET, { allowLegacy: true }));
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    expect(run.failed).toEqual([]);
+    expect(run.passed).toHaveLength(14);
+  });
+
+  it('with --legacy reject, passes a receiver that refuses unsigned legacy bodies and fails one that takes them', async () => {
+    const strict = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'reject']);
+    expect(strict.code, strict.stdout).toBe(0);
+    const lenient = await check(correctReceiver(SECRET, { allowLegacy: true }), ['--legacy', 'reject']);
+    expect(lenient.code).toBe(1);
+    expect(lenient.failed).toEqual(['RCV-014']);
+  });
+
+  // The first three take no legacy bodies, so they are run with --legacy reject.
+  const broken: [string, () => Handler, string[], string[]?][] = [
+    ['re-serialises the JSON before verifying', () => reserialisingReceiver(SECRET), ['RCV-003', 'RCV-004'], ['--legacy', 'reject']],
+    ['does not check the age of t', () => noToleranceReceiver(SECRET), ['RCV-005'], ['--legacy', 'reject']],
+    ['reads the header parts by position', () => positionalReceiver(SECRET), ['RCV-007', 'RCV-008'], ['--legacy', 'reject']],
+    ['answers 409 to a repeat', () => conflictOnRepeatReceiver(SECRET), ['RCV-009']],
+    ['refuses unknown event values', () => strictEventReceiver(SECRET), ['RCV-010']],
+    ['verifies nothing', () => trustingReceiver, ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012']],
+    ['answers after six seconds', () => slowReceiver(SECRET), ['RCV-013']],
+  ];
+  for (const [name, handler, caughtBy, extra] of broken) {
+    it(`fails a receiver that ${name}: ${caughtBy.join(', ')}`, async () => {
+      const run = await check(handler(), extra);
+      expect(run.code, run.stdout).toBe(1);
+      for (const id of caughtBy) expect(run.failed, run.stdout).toContain(id);
+      if (name !== 'answers after six seconds') expect(run.failed.length, run.stdout).toBe(caughtBy.length);
+    }, 60_000);
+  }
+
+  it('exits 2 for an unreachable receiver and for a bad secret or flag', async () => {
+    expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', SECRET])).code).toBe(2);
+    expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', 'sk_not_a_webhook_secret'])).code).toBe(2);
+    expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', SECRET, '--legacy', 'maybe'])).code).toBe(2);
+  });
+});

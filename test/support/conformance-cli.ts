@@ -1,0 +1,75 @@
+/**
+ * Runs the `payment-conformance` command as a user runs it (node bin/payment-conformance.js)
+ * and reads back its JSON report.
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { repoRoot } from './description.ts';
+
+export interface ReportResult {
+  id: string;
+  rule: string;
+  level: 'must' | 'should' | 'assumption';
+  title: string;
+  status: 'passed' | 'failed' | 'skipped';
+  reason: string;
+  evidence?: { request: string; response: string; curl: string };
+}
+
+export interface JsonReport {
+  target: string;
+  startedAt: string;
+  durationMs: number;
+  summary: { passed: number; failed: number; skipped: number };
+  results: ReportResult[];
+}
+
+export interface CliRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  dir: string;
+  report: JsonReport | undefined;
+  /** The result of one check (throws when the check is not in the report). */
+  result(id: string): ReportResult;
+}
+
+export function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/payment-conformance.js'), ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** `payment-conformance run` with a JSON report in a fresh directory. */
+export async function runSuite(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'conformance-'));
+  const reporters = args.includes('--reporter') ? [] : ['--reporter', 'json'];
+  const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, '--out', dir], env);
+  const file = path.join(dir, 'conformance.json');
+  const report = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as JsonReport) : undefined;
+  return {
+    code,
+    stdout,
+    stderr,
+    dir,
+    report,
+    result(id) {
+      const found = report?.results.find((r) => r.id === id);
+      if (!found) throw new Error(`${id} is not in the report (exit ${code}):\n${stderr}\n${stdout}`);
+      return found;
+    },
+  };
+}
+
+/** One line per failed or skipped check, for assertion messages. */
+export function explain(run: CliRun): string {
+  const lines = (run.report?.results ?? []).filter((r) => r.status !== 'passed').map((r) => `${r.id} ${r.status}: ${r.reason}`);
+  return `exit ${run.code}\n${lines.join('\n')}\n${run.stderr.slice(0, 2000)}`;
+}

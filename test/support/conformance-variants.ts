@@ -1,0 +1,86 @@
+/**
+ * Runs the conformance suite through mutating proxies: an API proxy between the suite and
+ * the reference server, and a hook proxy between the server and the suite's receiver
+ * (the suite is told to give the hook proxy's address as webhookUrl).
+ */
+import { createHmac } from 'node:crypto';
+import { runSuite, type CliRun } from './conformance-cli.ts';
+import { freePort, Knowledge, startMutatingProxy, type Message, type Mutation } from './mutating-proxy.ts';
+import { SANDBOX_TOKEN } from './server.ts';
+
+export interface Variant {
+  name: string;
+  api?: Mutation;
+  hook?: Mutation;
+  /** --only for the run. */
+  only?: string;
+  /** More arguments for `payment-conformance run`. */
+  args?: string[];
+}
+
+export async function runVariant(targetUrl: string, variant: Variant): Promise<CliRun> {
+  const knowledge = new Knowledge();
+  const api = await startMutatingProxy(targetUrl, variant.api ?? {}, { knowledge });
+  const receiverPort = await freePort();
+  const hook = await startMutatingProxy(`http://127.0.0.1:${receiverPort}`, variant.hook ?? {}, { knowledge });
+  try {
+    return await runSuite([
+      '--base-url',
+      api.url,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--receiver-port',
+      String(receiverPort),
+      '--receiver-public-url',
+      hook.url,
+      ...(variant.only ? ['--only', variant.only] : []),
+      ...(variant.args ?? []),
+    ]);
+  } finally {
+    await api.close();
+    await hook.close();
+  }
+}
+
+// ---- small helpers for writing mutations ----
+
+export const pathOf = (m: Message) => m.url.split('?')[0]!;
+export const isCreate = (m: Message) => m.method === 'POST' && pathOf(m) === '/api/checkout-sessions';
+
+export function parse(text: string): any {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The t= and v1= of a Service-Signature header. */
+export function signatureParts(header: string | undefined): { t: string; v1: string } | undefined {
+  const t = /(?:^|,)t=(\d+)/.exec(header ?? '')?.[1];
+  const v1 = /(?:^|,)v1=([0-9a-f]+)/.exec(header ?? '')?.[1];
+  return t && v1 ? { t, v1 } : undefined;
+}
+
+export const hmac = (secret: string, t: string, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+
+/** The known secret a delivery was signed with. */
+export function secretOf(m: Message, k: Knowledge): string | undefined {
+  const parts = signatureParts(m.headers['service-signature']);
+  if (!parts) return undefined;
+  return k.secrets().find((s) => hmac(s, parts.t, m.body) === parts.v1);
+}
+
+/** Replaces the body of a signed delivery and signs it again with the same secret and t. */
+export function resign(m: Message, k: Knowledge, body: string): Message {
+  const secret = secretOf(m, k);
+  const parts = signatureParts(m.headers['service-signature']);
+  if (!secret || !parts) return { ...m, body };
+  return { ...m, body, headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(secret, parts.t, body)}` } };
+}
+
+/** Changes the code of an error envelope, keeping doc_url consistent with it. */
+export function recode(body: any, code: string): any {
+  const docs = String(body.error.doc_url).replace(/\/errors\/#.*$/, '');
+  return { ...body, error: { ...body.error, code, doc_url: `${docs}/errors/#${code}` } };
+}

@@ -1,0 +1,131 @@
+/**
+ * Small merchant webhook receivers for testing `payment-conformance receiver`: one that
+ * follows the document, and broken ones, each wrong in one way.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { verifyWebhook } from '../../client/webhooks.ts';
+
+export interface MerchantReceiver {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Decides the status for one delivery (raw bytes and the Service-Signature header). */
+export type Handler = (raw: Buffer, signature: string | undefined) => number | Promise<number>;
+
+export async function startMerchantReceiver(handle: Handler): Promise<MerchantReceiver> {
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', async () => {
+      const header = req.headers['service-signature'];
+      const status = await handle(Buffer.concat(chunks), typeof header === 'string' ? header : undefined);
+      if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/** The correct receiver: verify over the raw bytes, then deduplicate, ignore unknown events. */
+export function correctReceiver(secret: string, options: { allowLegacy: boolean }): Handler {
+  const seen = new Set<string>();
+  return (raw, signature) => {
+    let verified;
+    try {
+      verified = verifyWebhook(raw, signature, secret, { allowLegacy: options.allowLegacy });
+    } catch {
+      return 400;
+    }
+    const id = verified.kind === 'event' ? verified.event.transactionId : verified.payload.transactionId;
+    if (seen.has(id)) return 200; // a repeat: already handled
+    seen.add(id);
+    return 200;
+  };
+}
+
+const hmac = (secret: string, payload: string) => createHmac('sha256', secret).update(payload).digest('hex');
+const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+/** Verifies over JSON.stringify(JSON.parse(body)): re-serialising breaks the digest. */
+export function reserialisingReceiver(secret: string): Handler {
+  return (raw, signature) => {
+    const t = /t=(\d+)/.exec(signature ?? '')?.[1];
+    const v1 = /v1=([0-9a-f]+)/.exec(signature ?? '')?.[1];
+    if (!t || !v1) return 400;
+    let body: string;
+    try {
+      body = JSON.stringify(JSON.parse(raw.toString('utf8')));
+    } catch {
+      return 400;
+    }
+    return same(hmac(secret, `${t}.${body}`), v1) && Date.now() / 1000 - Number(t) <= 300 ? 200 : 400;
+  };
+}
+
+/** Checks the digest but never the age of t. */
+export function noToleranceReceiver(secret: string): Handler {
+  return (raw, signature) => {
+    try {
+      verifyWebhook(raw, signature, secret, { toleranceSeconds: Number.MAX_SAFE_INTEGER });
+      return 200;
+    } catch {
+      return 400;
+    }
+  };
+}
+
+/** Reads the header by position: `t=...,v1=...` exactly. */
+export function positionalReceiver(secret: string): Handler {
+  return (raw, signature) => {
+    const [tPart, v1Part, ...rest] = (signature ?? '').split(',');
+    if (rest.length > 0 || !tPart?.startsWith('t=') || !v1Part?.startsWith('v1=')) return 400;
+    const t = tPart.slice(2);
+    return same(hmac(secret, `${t}.${raw.toString('utf8')}`), v1Part.slice(3)) && Date.now() / 1000 - Number(t) <= 300 ? 200 : 400;
+  };
+}
+
+/** Answers 409 to a transaction it has seen. */
+export function conflictOnRepeatReceiver(secret: string): Handler {
+  const seen = new Set<string>();
+  const verify = correctReceiver(secret, { allowLegacy: true });
+  return async (raw, signature) => {
+    const status = await verify(raw, signature);
+    if (status !== 200) return status;
+    const id = JSON.parse(raw.toString('utf8')).transactionId as string;
+    if (seen.has(id)) return 409;
+    seen.add(id);
+    return 200;
+  };
+}
+
+/** Refuses events it does not know. */
+export function strictEventReceiver(secret: string): Handler {
+  const verify = correctReceiver(secret, { allowLegacy: true });
+  return async (raw, signature) => {
+    const status = await verify(raw, signature);
+    const event = JSON.parse(raw.toString('utf8')).event;
+    return status === 200 && event !== undefined && event !== 'checkout_session.completed' ? 400 : status;
+  };
+}
+
+/** Accepts everything without verifying. */
+export const trustingReceiver: Handler = () => 200;
+
+/** Correct, but answers after six seconds. */
+export function slowReceiver(secret: string): Handler {
+  const verify = correctReceiver(secret, { allowLegacy: true });
+  return async (raw, signature) => {
+    await new Promise((resolve) => setTimeout(resolve, 6000));
+    return verify(raw, signature);
+  };
+}
