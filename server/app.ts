@@ -7,7 +7,6 @@ import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import Koa, { type Context as KoaContext } from 'koa';
 import type { Document } from 'openapi-backend';
@@ -31,8 +30,8 @@ import { SqliteStore } from './store/sqlite.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { hostedPage } from './pay/page.ts';
 import type { Store } from './store/types.ts';
+import { root } from './root.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const readDescription = (name: string) => JSON.parse(readFileSync(path.join(root, 'generated', name), 'utf8')) as Document;
 
 export interface ServerOptions {

@@ -3,10 +3,9 @@
  * client id is checked against a fixed dummy hash, so it costs the same work as a wrong
  * secret and nothing in the timing tells the two apart.
  */
-import { randomBytes, scrypt as scryptCallback, timingSafeEqual } from 'node:crypto';
-import { promisify } from 'node:util';
-
-const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: object) => Promise<Buffer>;
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+// On the background thread: see there why not the libuv pool.
+import { scrypt } from '../background.ts';
 
 const KEY_LENGTH = 32;
 const COST = { N: 16384, r: 8, p: 1, maxmem: 64 * 1024 * 1024 };

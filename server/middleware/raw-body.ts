@@ -3,6 +3,7 @@
  * anything parses it (openapi-backend does not parse bodies). A body over the limit is
  * drained and flagged, so the connection stays usable and the answer is a 400.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Middleware } from 'koa';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -16,16 +17,49 @@ export function rawBody(limit = BODY_LIMIT_BYTES): Middleware {
       ctx.state.bodyTooLarge = false;
       return next();
     }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let tooLarge = false;
-    for await (const chunk of ctx.req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) tooLarge = true;
-      else chunks.push(chunk);
-    }
-    ctx.state.rawBody = tooLarge ? Buffer.alloc(0) : Buffer.concat(chunks, size);
+    const { raw, tooLarge } = await readBody(ctx.req, limit);
+    ctx.state.rawBody = raw;
     ctx.state.bodyTooLarge = tooLarge;
     await next();
   };
+}
+
+/**
+ * The body through 'data'/'end' events: `for await` over the request costs an async
+ * iterator and a promise per chunk, a noticeable share of a small POST. A request that
+ * closes before its end fails, as the iterator did.
+ */
+function readBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; tooLarge: boolean }> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) tooLarge = true;
+      else chunks.push(chunk);
+    };
+    const done = () => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('close', onClose);
+    };
+    const onEnd = () => {
+      done();
+      resolve({ raw: tooLarge ? EMPTY : Buffer.concat(chunks, size), tooLarge });
+    };
+    const onError = (error: Error) => {
+      done();
+      reject(error);
+    };
+    const onClose = () => {
+      done();
+      reject(new Error('the request closed before its body ended'));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('close', onClose);
+  });
 }

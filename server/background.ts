@@ -1,0 +1,142 @@
+/**
+ * One worker thread for the server's slow, blocking chores, so they never stall the event
+ * loop or bloat the process:
+ *
+ * - WAL checkpoints. SQLite's automatic checkpoint runs inside whichever commit crosses
+ *   the threshold: it copies the WAL into the database file and fsyncs both, tens of
+ *   milliseconds during which every request waits. Here a second connection to the file
+ *   checkpoints (PASSIVE: it never blocks the server's reads or writes) every
+ *   CHECKPOINT_INTERVAL_MS; the server's own automatic checkpoint stays as a backstop.
+ * - scrypt. Each libuv pool thread that runs scrypt keeps its 16 MB work area in its
+ *   malloc arena afterwards (glibc raises its mmap threshold after the first free), up to
+ *   64 MB for the pool's four threads. One thread here keeps at most one.
+ *
+ * The worker is started on first use and does not keep the process alive. If it cannot
+ * start or dies, hashing falls back to the libuv pool and checkpoints to SQLite's own.
+ */
+import { scrypt as scryptCallback } from 'node:crypto';
+import { createRequire } from 'node:module';
+import { Worker } from 'node:worker_threads';
+
+const CHECKPOINT_INTERVAL_MS = 250;
+
+// Plain CommonJS evaluated in the worker: it runs the same from the TypeScript sources,
+// the compiled build and the test runner, none of which needs a loader for it.
+const WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { scryptSync } = require('node:crypto');
+const Database = require(workerData.sqlite);
+const watched = new Map();
+setInterval(() => {
+  for (const db of watched.values()) {
+    try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  }
+}, workerData.intervalMs);
+parentPort.on('message', (m) => {
+  try {
+    if (m.type === 'scrypt') {
+      const key = scryptSync(m.password, Buffer.from(m.salt), m.keylen, m.options);
+      parentPort.postMessage({ id: m.id, key });
+    } else if (m.type === 'watch') {
+      const db = new Database(m.file, { fileMustExist: true });
+      db.pragma('synchronous = NORMAL');
+      watched.set(m.id, db);
+      parentPort.postMessage({ id: m.id });
+    } else if (m.type === 'unwatch') {
+      watched.get(m.watchId)?.close();
+      watched.delete(m.watchId);
+      parentPort.postMessage({ id: m.id });
+    }
+  } catch (error) {
+    parentPort.postMessage({ id: m.id, error: error instanceof Error ? error.message : String(error) });
+  }
+});
+`;
+
+interface Reply {
+  id: number;
+  key?: Uint8Array;
+  error?: string;
+}
+
+let worker: Worker | undefined;
+let dead = false;
+let nextId = 1;
+const pending = new Map<number, { resolve: (reply: Reply) => void; reject: (error: Error) => void }>();
+
+function background(): Worker | undefined {
+  if (worker || dead) return worker;
+  try {
+    worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      workerData: { sqlite: createRequire(import.meta.url).resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS },
+    });
+  } catch {
+    dead = true;
+    return undefined;
+  }
+  worker.unref();
+  worker.on('message', (reply: Reply) => {
+    const waiting = pending.get(reply.id);
+    pending.delete(reply.id);
+    waiting?.resolve(reply);
+  });
+  const fail = (error: Error) => {
+    dead = true;
+    worker = undefined;
+    for (const waiting of pending.values()) waiting.reject(error);
+    pending.clear();
+  };
+  worker.on('error', fail);
+  worker.on('exit', (code) => fail(new Error(`background worker exited (${code})`)));
+  return worker;
+}
+
+function ask(message: Record<string, unknown>): Promise<Reply> {
+  const w = background();
+  if (!w) return Promise.reject(new Error('no background worker'));
+  const id = nextId++;
+  // The thread keeps the process alive only while something waits for it (a start-up
+  // waiting for a hash must not see the process exit under it).
+  if (pending.size === 0) w.ref();
+  return new Promise<Reply>((resolve, reject) => {
+    pending.set(id, { resolve, reject });
+    w.postMessage({ ...message, id });
+  }).finally(() => {
+    if (pending.size === 0) worker?.unref();
+  });
+}
+
+const scryptInPool = (password: string, salt: Buffer, keylen: number, options: object) =>
+  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))));
+
+/** scrypt on the background thread (the libuv pool if it is unavailable). */
+export async function scrypt(password: string, salt: Buffer, keylen: number, options: object): Promise<Buffer> {
+  let reply: Reply;
+  try {
+    reply = await ask({ type: 'scrypt', password, salt, keylen, options });
+  } catch {
+    return scryptInPool(password, salt, keylen, options);
+  }
+  if (reply.error !== undefined || !reply.key) throw new Error(reply.error ?? 'scrypt failed');
+  return Buffer.from(reply.key.buffer, reply.key.byteOffset, reply.key.byteLength);
+}
+
+/**
+ * Checkpoints the WAL of the database `file` from the background thread until the returned
+ * function is called (which resolves once the thread's connection is closed). Resolves to
+ * undefined when there is no background thread: SQLite's own checkpoints then do it all.
+ */
+export async function checkpointInBackground(file: string): Promise<(() => Promise<void>) | undefined> {
+  let watchId: number;
+  try {
+    const reply = await ask({ type: 'watch', file });
+    if (reply.error !== undefined) return undefined;
+    watchId = reply.id;
+  } catch {
+    return undefined;
+  }
+  return async () => {
+    await ask({ type: 'unwatch', watchId }).catch(() => undefined);
+  };
+}
