@@ -63,9 +63,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description("check a merchant's webhook receiver at --url")
     .requiredOption('--url <url>', 'the receiver’s address (its webhookUrl)')
     .requiredOption('--secret <whsec>', 'the webhook signing secret the receiver verifies with')
-    .option('--legacy <mode>', 'legacy two-field bodies: accept or reject', 'accept')
+    .option('--legacy <mode>', 'legacy two-field bodies: accept or reject (not given: either answer passes, handling them is optional)')
     .action(async (o) => {
-      if (!['accept', 'reject'].includes(o.legacy)) throw new SetupError('--legacy must be accept or reject.');
+      if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy)) throw new SetupError('--legacy must be accept or reject.');
       setExit(await receiverCommand({ url: o.url, secret: o.secret, legacy: o.legacy }, out));
     });
 

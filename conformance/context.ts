@@ -5,7 +5,7 @@
  * suite's webhook receiver.
  */
 import { randomUUID } from 'node:crypto';
-import { evidenceOf, send, type Exchange, type RequestOptions } from './http.ts';
+import { evidenceOf, rememberSandboxToken, send, type Exchange, type RequestOptions } from './http.ts';
 import type { Behaviour, CaptureReceiver, Delivery } from './receiver.ts';
 import { CheckFailure, CheckSkipped, type Check } from './types.ts';
 
@@ -47,9 +47,26 @@ export interface RunSettings {
   sandboxToken: string | undefined;
   profiles: Profile[];
   receiver: CaptureReceiver;
-  /** How long to wait to be sure nothing (more) arrives. */
+  /**
+   * How long to wait for a delivery attempt after each sandbox clock step, and to be sure
+   * nothing (more) arrives: waits end as soon as an attempt arrives. The document states
+   * no delivery timing, so this is generous (default 3 s; --config `deliveryWaitMs`).
+   */
   settleMs: number;
 }
+
+/** Does a --config profile fit these settings? Declared settings must match; undeclared ones are taken to fit the defaults only. */
+function fits(p: Profile, wanted: Partial<OrgSettings>): boolean {
+  for (const key of Object.keys(DEFAULT_SETTINGS) as (keyof OrgSettings)[]) {
+    const declared = p[key];
+    if (key in wanted) {
+      if (declared !== wanted[key]) return false;
+    } else if (declared !== undefined && declared !== DEFAULT_SETTINGS[key]) return false;
+  }
+  return true;
+}
+
+const DEFAULTS_TEXT = 'settlementCurrency NZD, cardEnabled, openBankingApproved, settlementAccount';
 
 /** A valid checkout session request (Endpoints: POST /api/checkout-sessions); patch any part. */
 export function sessionBody(patch: Record<string, unknown> = {}): Record<string, any> {
@@ -78,7 +95,9 @@ export class RunContext {
   private shared: Promise<Org> | undefined;
   private hookCounter = 0;
 
-  constructor(readonly settings: RunSettings) {}
+  constructor(readonly settings: RunSettings) {
+    rememberSandboxToken(settings.sandboxToken);
+  }
 
   get hasSandbox(): boolean {
     return this.settings.sandboxToken !== undefined;
@@ -99,26 +118,33 @@ export class RunContext {
   }
 
   /** Raw sandbox call; setup problems are thrown as they are. */
-  async sandboxCall(method: string, path: string, body: unknown, checkId: string): Promise<Exchange> {
+  async sandboxCall(method: string, path: string, body: unknown, checkId: string, signal?: AbortSignal): Promise<Exchange> {
     if (!this.settings.sandboxToken) throw new CheckSkipped('needs the sandbox API (give --sandbox-token)');
-    return send(this.settings.baseUrl, method, path, { token: this.settings.sandboxToken, ...(body !== undefined ? { json: body } : {}) }, checkId);
+    return send(this.settings.baseUrl, method, path, { token: this.settings.sandboxToken, ...(body !== undefined ? { json: body } : {}), ...(signal ? { signal } : {}) }, checkId);
   }
 
-  async provision(settings: Partial<OrgSettings>, checkId: string): Promise<Org> {
+  async provision(settings: Partial<OrgSettings>, checkId: string, signal?: AbortSignal): Promise<Org> {
     if (this.hasSandbox) {
       const full = { ...DEFAULT_SETTINGS, ...settings };
-      const ex = await this.sandboxCall('POST', '/sandbox/organisations', { name: `conformance ${checkId}`, ...full }, checkId);
+      const ex = await this.sandboxCall('POST', '/sandbox/organisations', { name: `conformance ${checkId}`, ...full }, checkId, signal);
       if (ex.status !== 200) throw new CheckFailure(`The sandbox refused to create an organisation (${ex.status}).`, evidenceOf(ex));
       return { id: ex.json.id, webhookSigningSecret: ex.json.webhookSigningSecret, keys: { test: ex.json.apiKeys.test, live: ex.json.apiKeys.live }, settings: full, tokens: new Map() };
     }
-    const wanted = Object.entries(settings);
-    const profile = this.settings.profiles.find((p) => wanted.every(([k, v]) => (p as any)[k] === v));
-    if (!profile) throw new CheckSkipped(`needs an organisation with ${JSON.stringify(settings)} (give --sandbox-token, or such a profile in --config)`);
+    const profile = this.settings.profiles.find((p) => fits(p, settings));
+    if (!profile) {
+      const what = Object.keys(settings).length === 0 ? `the default settings (${DEFAULTS_TEXT}; a setting a profile does not declare is taken to fit)` : `${JSON.stringify(settings)}, the rest as the defaults`;
+      throw new CheckSkipped(`needs an organisation with ${what} (give --sandbox-token, or such a profile in --config)`);
+    }
     return profileOrg(profile);
   }
 
-  sharedOrganisation(checkId: string): Promise<Org> {
-    this.shared ??= this.provision({}, checkId);
+  /** The --config profile used as the shared organisation: the first whose declared settings fit the defaults. */
+  sharedProfile(): Profile | undefined {
+    return this.settings.profiles.find((p) => fits(p, {}));
+  }
+
+  sharedOrganisation(checkId: string, signal?: AbortSignal): Promise<Org> {
+    this.shared ??= this.provision({}, checkId, signal);
     return this.shared;
   }
 
@@ -127,7 +153,17 @@ export class RunContext {
   }
 }
 
+const orgOfProfile = new WeakMap<Profile, Org>();
+
 function profileOrg(p: Profile): Org {
+  const known = orgOfProfile.get(p);
+  if (known) return known;
+  const org = newProfileOrg(p);
+  orgOfProfile.set(p, org);
+  return org;
+}
+
+function newProfileOrg(p: Profile): Org {
   return {
     id: undefined,
     webhookSigningSecret: p.webhookSigningSecret,
@@ -149,6 +185,8 @@ export class CheckContext {
   constructor(
     readonly run: RunContext,
     readonly check: Check,
+    /** Aborted when the check is abandoned (its time ran out): its requests and waits stop. */
+    readonly signal: AbortSignal = new AbortController().signal,
   ) {}
 
   get id(): string {
@@ -157,7 +195,7 @@ export class CheckContext {
 
   /** A request to the target's public API, recorded. */
   async api(method: string, path: string, options: RequestOptions = {}): Promise<Exchange> {
-    const exchange = await send(this.run.settings.baseUrl, method, path, options, this.id);
+    const exchange = await send(this.run.settings.baseUrl, method, path, { ...options, signal: this.signal }, this.id);
     this.exchanges.push(exchange);
     this.run.exchanges.push(exchange);
     return exchange;
@@ -165,26 +203,27 @@ export class CheckContext {
 
   /** A sandbox API call that must succeed (a refusal fails the check, with the exchange). */
   async sandbox(method: string, path: string, body?: unknown): Promise<any> {
-    const exchange = await this.run.sandboxCall(method, path, body, this.id);
+    const exchange = await this.run.sandboxCall(method, path, body, this.id, this.signal);
     if (exchange.status !== 200) throw new CheckFailure(`The sandbox API answered ${method} ${path} with ${exchange.status}.`, evidenceOf(exchange));
     return exchange.json;
   }
 
   /** A fresh organisation of its own (sandbox), or the matching --config profile. */
   organisation(settings: Partial<OrgSettings> = {}): Promise<Org> {
-    return this.run.provision(settings, this.id);
+    return this.run.provision(settings, this.id, this.signal);
   }
 
   /** An organisation shared by checks that change nothing about it (no clock, faults or keys). */
   sharedOrganisation(): Promise<Org> {
-    return this.run.sharedOrganisation(this.id);
+    return this.run.sharedOrganisation(this.id, this.signal);
   }
 
-  /** An organisation other than the shared one. */
+  /** An organisation other than the shared one (a --config profile other than the shared one, fitting the defaults). */
   async secondOrganisation(): Promise<Org> {
-    if (this.run.hasSandbox) return this.run.provision({}, this.id);
-    const profile = this.run.settings.profiles[1];
-    if (!profile) throw new CheckSkipped('needs a second organisation (give --sandbox-token, or two profiles in --config)');
+    if (this.run.hasSandbox) return this.run.provision({}, this.id, this.signal);
+    const shared = this.run.sharedProfile();
+    const profile = this.run.settings.profiles.find((p) => p !== shared && fits(p, {}));
+    if (!profile) throw new CheckSkipped(`needs a second organisation (give --sandbox-token, or two profiles in --config whose declared settings fit the defaults: ${DEFAULTS_TEXT})`);
     return profileOrg(profile);
   }
 
@@ -214,8 +253,23 @@ export class CheckContext {
   /** A session that must be created (200), for checks about something else. */
   async session(org: Org, patch: Record<string, unknown> = {}): Promise<any> {
     const exchange = await this.createSession(org, sessionBody(patch));
+    this.skipWhenReceiverRefused(exchange, patch.webhookUrl);
     this.expectStatus(exchange, 200, 'creating a valid checkout session');
     return exchange.json;
+  }
+
+  /**
+   * The document requires webhookUrl to be HTTPS and publicly reachable, so a target may
+   * refuse the suite's plain-http receiver address (400 validation_failed, param
+   * webhookUrl): the check cannot run then, and the user is told how to make it run.
+   */
+  skipWhenReceiverRefused(exchange: Exchange, webhookUrl: unknown): void {
+    if (typeof webhookUrl !== 'string' || !webhookUrl.startsWith(this.run.receiver.publicUrl) || webhookUrl.startsWith('https://')) return;
+    const error = exchange.json?.error;
+    const named = error?.param === 'webhookUrl' || (Array.isArray(error?.details) && error.details.some((d: any) => d?.field === 'webhookUrl'));
+    if (exchange.status === 400 && error?.code === 'validation_failed' && named) {
+      throw new CheckSkipped(`the target refused the suite's receiver address ${this.run.receiver.publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-public-url https://... (an HTTPS tunnel to the receiver)`);
+    }
   }
 
   async readSession(org: Org, id: string, token?: string): Promise<Exchange> {
@@ -223,10 +277,11 @@ export class CheckContext {
   }
 
   /** Moves the organisation's clock (sandbox); tokens issued before may now be expired. */
-  async advanceClock(org: Org, seconds: number): Promise<void> {
+  async advanceClock(org: Org, seconds: number): Promise<string | undefined> {
     if (!org.id) throw new CheckSkipped('needs the sandbox clock (give --sandbox-token)');
-    await this.sandbox('POST', `/sandbox/organisations/${org.id}/clock`, { advanceSeconds: seconds });
+    const answer = await this.sandbox('POST', `/sandbox/organisations/${org.id}/clock`, { advanceSeconds: seconds });
     org.tokens.clear();
+    return typeof answer?.now === 'string' ? answer.now : undefined;
   }
 
   /** A payment attempt through the sandbox. */
@@ -242,7 +297,14 @@ export class CheckContext {
   }
 
   waitForDeliveries(hook: Hook, count: number, timeoutMs = 10_000): Promise<Delivery[]> {
-    return this.run.receiver.waitFor(hook.path, count, timeoutMs);
+    return this.run.receiver.waitFor(hook.path, count, timeoutMs, this.signal);
+  }
+
+  /** The target's own delivery records for a session (sandbox API). */
+  async deliveryRecords(query: { checkoutSessionId: string } | { transactionId: string }): Promise<any[]> {
+    const [name, value] = Object.entries(query)[0]!;
+    const answer = await this.sandbox('GET', `/sandbox/webhook-deliveries?${name}=${encodeURIComponent(value)}`);
+    return Array.isArray(answer?.deliveries) ? answer.deliveries : [];
   }
 
   received(hook: Hook): Delivery[] {
@@ -251,7 +313,18 @@ export class CheckContext {
 
   /** Waits long enough to be sure nothing (more) is coming. */
   settle(ms = this.run.settings.settleMs): Promise<void> {
-    return new Promise((resolve) => setTimeout(resolve, ms));
+    return new Promise((resolve, reject) => {
+      if (this.signal.aborted) return reject(this.signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(this.signal.reason);
+      };
+      const timer = setTimeout(() => {
+        this.signal.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      this.signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   newKey(): string {

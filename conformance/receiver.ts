@@ -103,17 +103,25 @@ export class CaptureReceiver {
   }
 
   /** Resolves with the deliveries to `path` once there are `count`, or with what arrived by the deadline. */
-  waitFor(path: string, count: number, timeoutMs: number): Promise<Delivery[]> {
-    return new Promise((resolve) => {
+  waitFor(path: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Delivery[]> {
+    return new Promise((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
       const check = () => {
         if (this.received(path).length >= count) done();
+      };
+      const onAbort = () => {
+        clearTimeout(timer);
+        this.listeners.delete(check);
+        reject(signal!.reason);
       };
       const done = () => {
         clearTimeout(timer);
         this.listeners.delete(check);
+        signal?.removeEventListener('abort', onAbort);
         resolve(this.received(path));
       };
       const timer = setTimeout(done, timeoutMs);
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.listeners.add(check);
       check();
     });

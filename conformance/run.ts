@@ -32,28 +32,52 @@ export interface RunOptions {
   concurrency: number;
 }
 
-function parseProfiles(file: string | undefined): Profile[] {
-  if (!file) return [];
+/** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
+export const DEFAULT_DELIVERY_WAIT_MS = 3000;
+
+interface Config {
+  profiles: Profile[];
+  deliveryWaitMs: number | undefined;
+}
+
+function parseConfig(file: string | undefined): Config {
+  if (!file) return { profiles: [], deliveryWaitMs: undefined };
   let parsed: any;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw new SetupError(`--config ${file}: cannot read it as JSON (${(error as Error).message}).`);
   }
+  const wait = parsed?.deliveryWaitMs;
+  if (wait !== undefined && !(typeof wait === 'number' && Number.isInteger(wait) && wait >= 100 && wait <= 120_000)) throw new SetupError(`--config ${file}: deliveryWaitMs must be a whole number of milliseconds from 100 to 120000.`);
+  // A file may only set deliveryWaitMs (a target with a sandbox needs no profiles).
+  if (parsed?.profiles === undefined && wait !== undefined) return { profiles: [], deliveryWaitMs: wait };
   const profiles = Array.isArray(parsed?.profiles) ? parsed.profiles : parsed?.profiles && typeof parsed.profiles === 'object' ? Object.entries(parsed.profiles).map(([name, p]) => ({ name, ...(p as object) })) : undefined;
   if (!profiles || profiles.length === 0) throw new SetupError(`--config ${file}: expected { "profiles": [ { "clientId": "...", "clientSecret": "...", ... } ] }.`);
   for (const p of profiles) if (typeof p.clientId !== 'string' || typeof p.clientSecret !== 'string') throw new SetupError(`--config ${file}: every profile needs clientId and clientSecret.`);
-  return profiles as Profile[];
+  return { profiles: profiles as Profile[], deliveryWaitMs: wait };
+}
+
+function reasonOf(error: unknown): string {
+  const e = error as Error & { cause?: any };
+  if (e?.name === 'TimeoutError') return 'no answer within 10 s';
+  return e?.cause ? String(e.cause.code ?? e.cause) : (e?.message ?? String(error));
 }
 
 async function preflight(baseUrl: string, sandboxToken: string | undefined): Promise<void> {
   try {
     await fetch(`${baseUrl}/api/checkout-sessions/cs_conformance_preflight`, { signal: AbortSignal.timeout(10_000) });
   } catch (error) {
-    throw new SetupError(`The target ${baseUrl} is unreachable: ${(error as Error).cause ? String((error as any).cause?.code ?? (error as any).cause) : (error as Error).message}.`);
+    throw new SetupError(`The target ${baseUrl} is unreachable: ${reasonOf(error)}.`);
   }
   if (sandboxToken !== undefined) {
-    const answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, { headers: { authorization: `Bearer ${sandboxToken}` }, signal: AbortSignal.timeout(10_000) });
+    let answer: Response;
+    try {
+      answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, { headers: { authorization: `Bearer ${sandboxToken}` }, signal: AbortSignal.timeout(10_000) });
+      await answer.arrayBuffer();
+    } catch (error) {
+      throw new SetupError(`The sandbox API at ${baseUrl}/sandbox/ is not usable: ${reasonOf(error)}.`);
+    }
     if (answer.status === 401) throw new SetupError('The sandbox API refused --sandbox-token (401).');
     if (answer.status >= 500 || answer.status === 405) throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
   }
@@ -71,7 +95,7 @@ export async function runCommand(options: RunOptions, out: Output): Promise<numb
   if (unknown.length > 0) throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new SetupError('--concurrency must be a whole number of at least 1.');
   if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535) throw new SetupError('--receiver-port must be a port number.');
-  const profiles = parseProfiles(options.config);
+  const { profiles, deliveryWaitMs } = parseConfig(options.config);
   const registry = createRegistry();
   const checks = registry.select(options.only);
   if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
@@ -83,7 +107,7 @@ export async function runCommand(options: RunOptions, out: Output): Promise<numb
   } catch (error) {
     throw new SetupError(`The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`);
   }
-  const settleMs = Number(process.env.CONFORMANCE_SETTLE_MS ?? 1000);
+  const settleMs = deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS;
   const run = new RunContext({ baseUrl, sandboxToken: options.sandboxToken, profiles, receiver, settleMs });
   const consoleOn = reporters.includes('console');
   const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);

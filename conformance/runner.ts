@@ -4,7 +4,7 @@
  * main ones saw. Each check ends passed, failed (with a reason and evidence) or skipped.
  */
 import { CheckContext, RunContext } from './context.ts';
-import { evidenceOf } from './http.ts';
+import { evidenceOf, redact } from './http.ts';
 import { CheckFailure, CheckSkipped, type Check, type Result } from './types.ts';
 
 export interface RunnerOptions {
@@ -18,17 +18,30 @@ export interface RunnerOptions {
 async function runOne(run: RunContext, check: Check, options: RunnerOptions): Promise<Result> {
   const started = Date.now();
   const base = { id: check.id, rule: check.rule, level: check.level, title: check.title, section: check.section };
-  const finish = (status: Result['status'], reason: string, evidence?: Result['evidence']): Result => ({ ...base, status, reason, ...(evidence ? { evidence } : {}), durationMs: Date.now() - started });
+  // Secrets never reach a report: reasons and evidence are scrubbed once more here.
+  const finish = (status: Result['status'], reason: string, evidence?: Result['evidence']): Result => ({
+    ...base,
+    status,
+    reason: redact(reason),
+    ...(evidence ? { evidence: { request: redact(evidence.request), response: redact(evidence.response), curl: redact(evidence.curl) } } : {}),
+    durationMs: Date.now() - started,
+  });
   const missing = run.missing(check);
   if (missing) return finish('skipped', missing);
-  const ctx = new CheckContext(run, check);
-  const timeoutMs = options.checkTimeoutMs ?? 90_000;
+  const abort = new AbortController();
+  const ctx = new CheckContext(run, check, abort.signal);
+  const timeoutMs = options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       check.run(ctx),
       new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new CheckFailure(`The check did not finish within ${timeoutMs / 1000} s.`)), timeoutMs);
+        timer = setTimeout(() => {
+          const failure = new CheckFailure(`The check did not finish within ${timeoutMs / 1000} s.`);
+          reject(failure);
+          // Stop what the abandoned check is still doing (requests, waits).
+          abort.abort(failure);
+        }, timeoutMs);
       }),
     ]);
     return finish('passed', '');
@@ -42,6 +55,15 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   } finally {
     clearTimeout(timer);
   }
+}
+
+/**
+ * Longest a check may take: the webhook checks wait up to `deliveryWaitMs` after each
+ * clock step (up to five attempts, four steps each, plus the waits for the first attempt),
+ * so the limit grows with it.
+ */
+export function defaultCheckTimeoutMs(deliveryWaitMs: number): number {
+  return 60_000 + 30 * deliveryWaitMs;
 }
 
 /** Runs `items` through `worker` with at most `limit` at once, keeping their order in the output. */

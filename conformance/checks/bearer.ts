@@ -137,6 +137,8 @@ export const bearerChecks: Check[] = [
       ctx.expectError(create, 401, 'unknown_api_key', 'creating with a token whose API key was deleted');
       const again = await ctx.tokenRequest(key);
       ctx.expectStatus(again, 401, 'a new token for the deleted key pair');
+      // The token endpoint answers failures with { error: <message string> }, not the envelope.
+      ctx.expect(typeof again.json?.error === 'string', 'a new token for the deleted key pair: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).', again);
     },
   },
 ];

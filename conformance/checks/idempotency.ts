@@ -131,7 +131,7 @@ export const idempotencyChecks: Check[] = [
     level: 'must',
     rule: 'Idempotency rules 1 (retry after 500)',
     section,
-    title: 'after a 500 that committed, a retry with the same key completes the original: 200 and a readable session',
+    title: 'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.organisation();
@@ -140,6 +140,9 @@ export const idempotencyChecks: Check[] = [
       const body = sessionBody({ foreignTransactionId: key });
       const first = await ctx.createSession(org, body, { idempotencyKey: key });
       ctx.expectError(first, 500, 'internal_error', 'the create under the internal_error_after_commit fault');
+      // Move the organisation's clock, so a session made by the retry would be told apart
+      // from the one committed before the 500 by its createdAt.
+      const now = await ctx.advanceClock(org, 10 * 60);
       const retry = await ctx.createSession(org, body, { idempotencyKey: key });
       ctx.expectStatus(retry, 200, 'the retry with the same key after a 500');
       const again = await ctx.createSession(org, body, { idempotencyKey: key });
@@ -148,6 +151,15 @@ export const idempotencyChecks: Check[] = [
       const read = await ctx.readSession(org, retry.json.id);
       ctx.expectStatus(read, 200, 'reading the session the retry answered');
       ctx.expect(read.json?.foreignTransactionId === key, 'The session the retry answered is not the one that was requested.', read);
+      const createdAt = Date.parse(read.json?.createdAt);
+      const advancedTo = Date.parse(now ?? '');
+      if (Number.isFinite(advancedTo)) {
+        ctx.expect(
+          Number.isFinite(createdAt) && createdAt <= advancedTo - 5 * 60 * 1000,
+          `The retry answered a session created at ${JSON.stringify(read.json?.createdAt)}, after the clock was moved 10 min on (to ${now}): a new session, not the one committed before the 500.`,
+          read,
+        );
+      }
     },
   },
   {

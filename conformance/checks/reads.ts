@@ -26,7 +26,9 @@ export const readChecks: Check[] = [
       expect(s.id === created.id, 'id', created.id);
       expect(s.status === 'created', 'status', 'created');
       expect(s.amount?.total === 25.5, 'amount.total', 25.5);
-      expect(s.amount?.currency === 'NZD', 'amount.currency', 'NZD');
+      // The currency is filled in with the organisation's settlement currency.
+      const currency = org.settings.settlementCurrency ?? created.amount?.currency;
+      expect(s.amount?.currency === currency && ['NZD', 'AUD'].includes(s.amount?.currency), 'amount.currency', currency ?? 'the settlement currency');
       expect(s.reference === 'READ-1', 'reference', 'READ-1');
       expect(s.particulars === 'Parts 1', 'particulars', 'Parts 1');
       expect(s.code === 'CODE-1', 'code', 'CODE-1');

@@ -36,7 +36,7 @@ async function paidSession(ctx: CheckContext, org: Org, options: { rail?: 'card'
 async function lastRecordFinal(ctx: CheckContext, sessionId: string, attempts: number): Promise<boolean> {
   const deadline = Date.now() + HOLD_MS;
   for (;;) {
-    const { deliveries } = await ctx.sandbox('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${encodeURIComponent(sessionId)}`);
+    const deliveries = await ctx.deliveryRecords({ checkoutSessionId: sessionId });
     if (deliveries.length >= attempts) return Boolean(deliveries.at(-1)?.final);
     if (Date.now() > deadline) return false;
     await ctx.settle(100);
@@ -76,6 +76,42 @@ async function untilAttempt(ctx: CheckContext, org: Org, hook: Hook, count: numb
     got = await ctx.waitForDeliveries(hook, count, ctx.run.settings.settleMs);
   }
   return got;
+}
+
+/**
+ * That nothing was delivered for a session: nothing at the suite's receiver after the
+ * delivery wait, and nothing in the target's own delivery records (sandbox API).
+ */
+async function expectNothingDelivered(ctx: CheckContext, hook: Hook | undefined, sessionId: string, what: string): Promise<void> {
+  await ctx.settle();
+  const got = hook ? ctx.received(hook) : [];
+  if (got.length > 0) failWith(`${what}: a webhook arrived at the receiver.`, got[0]);
+  const records = await ctx.deliveryRecords({ checkoutSessionId: sessionId });
+  if (records.length > 0) ctx.fail(`${what}: the target's delivery records list ${records.length} attempt${records.length === 1 ? '' : 's'} (to ${[...new Set(records.map((r) => String(r?.url)))].join(', ')}).`);
+}
+
+/**
+ * A legacy transaction paid, and its delivery. The request and response shapes of POST
+ * /api/transaction are our modelling (the document does not show them): when the target
+ * does not accept the modelled request or answers without a UUID transactionId, the
+ * legacy path cannot be reached and the check is skipped.
+ */
+async function legacyDelivery(ctx: CheckContext, label: string): Promise<{ d: Delivery; transactionId: string }> {
+  const org = await ctx.organisation();
+  const hook = ctx.hook(label);
+  const created = await ctx.api('POST', '/api/transaction', {
+    token: await ctx.token(org),
+    json: { amount: { total: 42 }, creditorReference: { reference: 'LEGACY-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: hook.url, foreignTransactionId: 'legacy-1' },
+  });
+  ctx.skipWhenReceiverRefused(created, hook.url);
+  const transactionId = created.json?.transactionId;
+  if (created.status !== 200 || typeof transactionId !== 'string' || !UUID.test(transactionId)) {
+    throw new CheckSkipped(`POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached`);
+  }
+  await ctx.sandbox('POST', `/sandbox/transactions/${encodeURIComponent(transactionId)}/attempts`, { rail: 'card', outcome: 'succeeded' });
+  const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
+  if (!d) return ctx.fail('No legacy webhook arrived within 10 s of the payment completing.');
+  return { d, transactionId };
 }
 
 function describeDelivery(d: Delivery): string {
@@ -301,9 +337,7 @@ export const webhookChecks: Check[] = [
       const session = await ctx.session(org, { checkoutMethod: 'card', webhookUrl: hook.url });
       await ctx.pay(session.id, 'card', 'declined');
       await ctx.pay(session.id, 'card', 'pending');
-      await ctx.settle();
-      const got = ctx.received(hook);
-      if (got.length > 0) failWith('A webhook was sent for a declined (or pending) attempt.', got[0]);
+      await expectNothingDelivered(ctx, hook, session.id, 'A declined (then pending) attempt sends no webhook');
     },
   },
   {
@@ -321,9 +355,7 @@ export const webhookChecks: Check[] = [
       const read = await ctx.readSession(org, session.id);
       ctx.expect(read.json?.status === 'expired', `The session must read expired after 24 hours; received ${JSON.stringify(read.json?.status)}.`, read);
       await ctx.advanceClock(org, 3600);
-      await ctx.settle();
-      const got = ctx.received(hook);
-      if (got.length > 0) failWith('A webhook was sent for an expired session.', got[0]);
+      await expectNothingDelivered(ctx, hook, session.id, 'An expired session sends no webhook');
     },
   },
   {
@@ -336,9 +368,7 @@ export const webhookChecks: Check[] = [
     async run(ctx) {
       const org = await ctx.sharedOrganisation();
       const { session } = await paidSession(ctx, org, { rail: 'open_banking' });
-      await ctx.settle();
-      const { deliveries } = await ctx.sandbox('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${encodeURIComponent(session.id)}`);
-      ctx.expect(deliveries.length === 0, `A payment without webhookUrl was delivered to ${deliveries.map((d: any) => d.url).join(', ')}.`);
+      await expectNothingDelivered(ctx, undefined, session.id, 'A payment without webhookUrl notifies nobody');
     },
   },
   attemptsCheck('HOOK-010', 'card', 'card rail, receiver answers 500: retried, at most three attempts in total', answer(500), retried, { rule: 'Response and retry behaviour: Card rail' }),
@@ -351,6 +381,7 @@ export const webhookChecks: Check[] = [
   attemptsCheck('HOOK-017', 'open_banking', 'open banking rail, receiver answers 429: one attempt, no retry', answer(429), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
   attemptsCheck('HOOK-018', 'card', 'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails', answer(500, 200), (n) => (n < 2 ? 'A card delivery that failed with 500 must be retried' : undefined), { rule: 'Response and retry behaviour: Success' }),
   attemptsCheck('HOOK-019', 'open_banking', 'open banking rail, receiver answers 408: one attempt, no retry', answer(408), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
+  attemptsCheck('HOOK-026', 'open_banking', 'open banking rail, receiver answers 400: one attempt, no retry', answer(400), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
   {
     id: 'HOOK-020',
     level: 'must',
@@ -394,6 +425,10 @@ export const webhookChecks: Check[] = [
       if (!d) return ctx.fail('No delivery arrived: an unsigned delivery must still be sent.');
       if ('service-signature' in d.headers) failWith(`The unsigned delivery must have no Service-Signature header; it had ${JSON.stringify(d.headers['service-signature'])}.`, d);
       if (d.body?.checkoutSessionId !== session.id || d.body?.event !== 'checkout_session.completed') failWith('The unsigned delivery must still carry the event payload.', d);
+      const records = await ctx.deliveryRecords({ checkoutSessionId: session.id });
+      const unsignedRecord = records.find((r) => r?.url === hook.url) ?? records[0];
+      if (!unsignedRecord) return ctx.fail('The target delivered, but its delivery records (GET /sandbox/webhook-deliveries) list no attempt.');
+      if (unsignedRecord.signed !== false) ctx.fail(`The target's delivery record says signed: ${JSON.stringify(unsignedRecord.signed)} for a delivery sent with no Service-Signature header (expected false).`);
     },
   },
   {
@@ -404,24 +439,25 @@ export const webhookChecks: Check[] = [
     title: 'a transaction created through POST /api/transaction gets the legacy body: only transactionId and foreignTransactionId, no event, no signature',
     needs: ['sandbox'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      const hook = ctx.hook('legacy');
-      // The request shape of POST /api/transaction is our modelling (the document does not show it).
-      const created = await ctx.api('POST', '/api/transaction', {
-        token: await ctx.token(org),
-        json: { amount: { total: 42 }, creditorReference: { reference: 'LEGACY-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: hook.url, foreignTransactionId: 'legacy-1' },
-      });
-      // Only the legacy body is the document's word; when the target refuses our modelled
-      // request there is no way to reach the legacy path, so the check cannot run.
-      if (created.status !== 200) throw new CheckSkipped(`POST /api/transaction refused the modelled request (status ${created.status}); the legacy path cannot be reached`);
-      const transactionId = created.json?.transactionId;
-      await ctx.sandbox('POST', `/sandbox/transactions/${encodeURIComponent(transactionId)}/attempts`, { rail: 'card', outcome: 'succeeded' });
-      const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
-      if (!d) return ctx.fail('No legacy webhook arrived within 10 s of the payment completing.');
+      const { d } = await legacyDelivery(ctx, 'legacy');
       const keys = Object.keys(d.body ?? {}).sort();
-      if (keys.join(',') !== 'foreignTransactionId,transactionId') failWith(`The legacy body must have only transactionId and foreignTransactionId; it has ${keys.join(', ')}.`, d);
-      if (d.body.transactionId !== transactionId || d.body.foreignTransactionId !== 'legacy-1') failWith('The legacy body names another transaction or foreignTransactionId.', d);
-      if ('service-signature' in d.headers) failWith('The legacy body must be sent with no signature.', d);
+      if (d.body === undefined || typeof d.body !== 'object' || Array.isArray(d.body)) failWith('The legacy body must be a JSON object with transactionId and foreignTransactionId.', d);
+      if ('event' in d.body) failWith(`The legacy body has no event field; it has event ${JSON.stringify(d.body.event)}.`, d);
+      if (keys.join(',') !== 'foreignTransactionId,transactionId') failWith(`The legacy body must have only transactionId and foreignTransactionId; it has ${keys.join(', ') || 'no field'}.`, d);
+      if ('service-signature' in d.headers) failWith('The legacy body must be sent with no Service-Signature header.', d);
+    },
+  },
+  {
+    id: 'HOOK-025',
+    level: 'assumption',
+    rule: 'Events: Legacy payload (request shape of POST /api/transaction is modelled)',
+    section,
+    title: 'the legacy body names the transaction POST /api/transaction answered and the foreignTransactionId given in the (modelled) request',
+    needs: ['sandbox'],
+    async run(ctx) {
+      const { d, transactionId } = await legacyDelivery(ctx, 'legacy-echo');
+      if (d.body?.transactionId !== transactionId) failWith(`The legacy body names transaction ${JSON.stringify(d.body?.transactionId)}; POST /api/transaction answered ${transactionId}.`, d);
+      if (d.body?.foreignTransactionId !== 'legacy-1') failWith(`The legacy body has foreignTransactionId ${JSON.stringify(d.body?.foreignTransactionId)}; the request gave "legacy-1".`, d);
     },
   },
   {
@@ -438,6 +474,7 @@ export const webhookChecks: Check[] = [
         token: await ctx.token(org),
         json: { amount: { total: 15 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: hook.url },
       });
+      ctx.skipWhenReceiverRefused(created, hook.url);
       ctx.expectStatus(created, 200, 'POST /api/payment-links (assumed request shape)');
       await ctx.sandbox('POST', `/sandbox/payment-links/${encodeURIComponent(created.json.id)}/attempts`, { rail: 'card', outcome: 'succeeded' });
       const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);

@@ -126,6 +126,46 @@ describe.concurrent('legal variants pass', () => {
     }, 120_000);
   }
 
+  it('a target that refuses the suite’s plain-http receiver address (webhookUrl must be HTTPS): webhook checks are skipped with what to do, nothing fails', async () => {
+    // The document requires webhookUrl to be HTTPS and publicly reachable: a strict target
+    // refuses http://127.0.0.1 with 400 validation_failed param webhookUrl (here: the server's
+    // own answer for a public http:// address).
+    const strict: Mutation = {
+      request: (m) => {
+        const body = m.method === 'POST' && ['/api/checkout-sessions', '/api/payment-links', '/api/transaction'].includes(pathOf(m)) ? parse(m.body) : undefined;
+        if (typeof body?.webhookUrl !== 'string' || !body.webhookUrl.startsWith('http://127.0.0.1')) return m;
+        return { ...m, body: JSON.stringify({ ...body, webhookUrl: 'http://shop.example.com/hooks' }) };
+      },
+    };
+    const run = await runVariant(t.url, { name: 'https only', api: strict, only: 'HOOK-001,HOOK-006,HOOK-007,HOOK-010,HOOK-021,HOOK-022,HOOK-023,VAL-031,LIFE-001' });
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.report!.summary.failed, explain(run)).toBe(0);
+    for (const id of ['HOOK-001', 'HOOK-006', 'HOOK-007', 'HOOK-010', 'HOOK-021', 'HOOK-022', 'HOOK-023']) {
+      expect(run.result(id).status, explain(run)).toBe('skipped');
+      expect(run.result(id).reason).toMatch(/--receiver-public-url https:\/\//);
+    }
+    for (const id of ['VAL-031', 'LIFE-001']) expect(run.result(id).status, explain(run)).toBe('passed');
+  }, 120_000);
+
+  it('POST /api/transaction answering another shape (not shown by the document): the legacy checks are skipped, not failed', async () => {
+    const otherShape: Mutation = { response: (m, r) => (m.method === 'POST' && pathOf(m) === '/api/transaction' && r.status === 200 ? editJson(r, (b) => ({ id: `txn_${String(b.transactionId).replace(/-/g, '')}` })) : r) };
+    const run = await runVariant(t.url, { name: 'legacy shape', api: otherShape, only: 'HOOK-022,HOOK-025' });
+    expect(run.code, explain(run)).toBe(0);
+    for (const id of ['HOOK-022', 'HOOK-025']) {
+      expect(run.result(id).status, explain(run)).toBe('skipped');
+      expect(run.result(id).reason).toMatch(/UUID transactionId/);
+    }
+  }, 120_000);
+
+  it('a payment link read answering another shape (a modelled operation) fails only RESP-004, at level assumption: exit 0', async () => {
+    const linkShape: Mutation = { response: (m, r) => (m.method === 'GET' && /^\/api\/payment-links\//.test(pathOf(m)) && r.status === 200 ? editJson(r, (b) => ({ ...b, amount: 'fifteen' })) : r) };
+    const run = await runVariant(t.url, { name: 'link shape', api: linkShape, only: 'READ-008,RESP-001,RESP-002,RESP-003,RESP-004' });
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.result('RESP-004').status).toBe('failed');
+    expect(run.result('RESP-004').level).toBe('assumption');
+    for (const id of ['READ-008', 'RESP-001', 'RESP-002', 'RESP-003']) expect(run.result(id).status, explain(run)).toBe('passed');
+  }, 120_000);
+
   it('all of them at once, over the whole suite: passes', async () => {
     const run = await runVariant(t.url, {
       name: 'all legal variants',

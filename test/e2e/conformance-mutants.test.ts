@@ -235,6 +235,45 @@ const mutants: Mutant[] = [
     },
   },
   {
+    name: 'a 500 does not store the Idempotency-Key: the first retry makes a new session, later retries replay it',
+    only: 'IDEM-007',
+    caughtBy: ['IDEM-007'],
+    api: (() => {
+      const failed = new Set<string>();
+      return {
+        request: (m) => {
+          const key = m.headers['idempotency-key'];
+          return isCreate(m) && key && failed.has(key) ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-stored-late` } } : m;
+        },
+        response: (m, r) => {
+          const key = m.headers['idempotency-key'];
+          if (isCreate(m) && key && r.status === 500) failed.add(key);
+          return r;
+        },
+      } satisfies Mutation;
+    })(),
+  },
+  {
+    name: 'a new token for a deleted key is refused 401 with the error envelope instead of { error: string }',
+    only: 'AUTH-008,TOKEN-005',
+    caughtBy: ['AUTH-008'],
+    stillPass: ['TOKEN-005'],
+    api: (() => {
+      const deleted = new Set<string>();
+      return {
+        request: (m) => {
+          const id = /^\/sandbox\/api-keys\/([^/]+)$/.exec(pathOf(m))?.[1];
+          if (m.method === 'DELETE' && id) deleted.add(decodeURIComponent(id));
+          return m;
+        },
+        response: (m, r) =>
+          pathOf(m) === '/api/token' && r.status === 401 && deleted.has(new URLSearchParams(m.body).get('clientId') ?? '')
+            ? { ...r, body: JSON.stringify(recode({ error: { message: 'Unknown API key', param: null, doc_url: 'http://127.0.0.1/docs/errors/#x' } }, 'unknown_api_key')) }
+            : r,
+      } satisfies Mutation;
+    })(),
+  },
+  {
     name: "another organisation's session is 403, not 404",
     only: 'READ-002,READ-003',
     caughtBy: ['READ-003'],
@@ -297,6 +336,82 @@ const mutants: Mutant[] = [
         },
       } satisfies Mutation;
     })(),
+  },
+  {
+    name: 'a declined attempt sends a webhook two seconds later',
+    only: 'HOOK-006',
+    caughtBy: ['HOOK-006'],
+    api: (() => {
+      const hooks = new Map<string, string>();
+      return {
+        response: async (m, r) => {
+          if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
+          const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
+          const url = attempt ? hooks.get(attempt[1]!) : undefined;
+          if (url && parse(m.body)?.outcome === 'declined') {
+            const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
+            setTimeout(() => void fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(() => undefined), 2000);
+          }
+          return r;
+        },
+      } satisfies Mutation;
+    })(),
+  },
+  {
+    name: "a declined or expired session is delivered elsewhere (the target's own records list the attempt)",
+    only: 'HOOK-006,HOOK-007,HOOK-001',
+    caughtBy: ['HOOK-006', 'HOOK-007'],
+    stillPass: ['HOOK-001'],
+    api: {
+      response: (m, r) => {
+        const id = new URLSearchParams(m.url.split('?')[1] ?? '').get('checkoutSessionId');
+        if (pathOf(m) !== '/sandbox/webhook-deliveries' || !id || r.status !== 200 || parse(r.body)?.deliveries?.length > 0) return r;
+        // The suite reads the records of HOOK-001's session only after its delivery arrived; a record exists then anyway.
+        const record = { transactionId: crypto.randomUUID(), url: 'https://elsewhere.example/hooks', attempt: 1, at: new Date().toISOString(), signed: true, responseStatus: 200, error: null, final: true };
+        return editJson(r, (b) => ({ ...b, deliveries: [record] }));
+      },
+    },
+  },
+  {
+    name: "the target's delivery record says signed for an unsigned delivery",
+    only: 'HOOK-021',
+    caughtBy: ['HOOK-021'],
+    api: { response: (m, r) => (pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200 ? editJson(r, (b) => ({ ...b, deliveries: (b.deliveries ?? []).map((d: any) => ({ ...d, signed: true })) })) : r) },
+  },
+  {
+    name: 'the open banking rail retries after a 400',
+    only: 'HOOK-026',
+    caughtBy: ['HOOK-026'],
+    hook: {
+      after: async (m, r, _k, forward) => {
+        if (r.status !== 400) return;
+        await forward(m);
+      },
+    },
+  },
+  {
+    name: 'the legacy body names another foreignTransactionId (a modelled field: caught under --strict-assumptions)',
+    only: 'HOOK-022,HOOK-025',
+    caughtBy: ['HOOK-025'],
+    stillPass: ['HOOK-022'],
+    args: ['--strict-assumptions'],
+    hook: { request: (m) => (parse(m.body) && !parse(m.body).event ? { ...m, body: JSON.stringify({ ...parse(m.body), foreignTransactionId: 'someone-else' }) } : m) },
+  },
+  {
+    name: 'a payment link reads back without its id (a modelled operation: RESP-004 under --strict-assumptions, not RESP-003)',
+    only: 'READ-008,RESP-001,RESP-003,RESP-004',
+    caughtBy: ['RESP-004'],
+    stillPass: ['READ-008', 'RESP-001', 'RESP-003'],
+    args: ['--strict-assumptions'],
+    api: {
+      response: (m, r) =>
+        m.method === 'GET' && /^\/api\/payment-links\/[^/]+$/.test(pathOf(m)) && r.status === 200
+          ? editJson(r, (b) => {
+              const { id: _drop, ...rest } = b;
+              return { ...rest, amount: 'fifteen' };
+            })
+          : r,
+    },
   },
   {
     name: 'the card rail makes a fourth attempt',

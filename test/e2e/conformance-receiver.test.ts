@@ -10,10 +10,12 @@ import {
   noToleranceReceiver,
   positionalReceiver,
   reserialisingReceiver,
+  shortToleranceReceiver,
   slowReceiver,
   startMerchantReceiver,
   strictEventReceiver,
   trustingReceiver,
+  unknownEventFirstReceiver,
   type Handler,
   type MerchantReceiver,
 } from '../support/merchant-receivers.ts';
@@ -30,15 +32,31 @@ async function check(handler: Handler, extra: string[] = []) {
   const run = await cli(['receiver', '--url', receiver.url, '--secret', SECRET, ...extra]);
   const failed = [...run.stdout.matchAll(/^✗ (RCV-\d{3})/gm)].map((m) => m[1]);
   const passed = [...run.stdout.matchAll(/^✓ (RCV-\d{3})/gm)].map((m) => m[1]);
-  return { ...run, failed, passed };
+  const warned = [...run.stdout.matchAll(/^! (RCV-\d{3})/gm)].map((m) => m[1]);
+  return { ...run, failed, passed, warned };
 }
 
 describe.concurrent('payment-conformance receiver', () => {
   it('passes a receiver that follows the document (legacy bodies accepted)', async () => {
-    const run = await check(correctReceiver(SECRET, { allowLegacy: true }));
+    const run = await check(correctReceiver(SECRET, { allowLegacy: true }), ['--legacy', 'accept']);
     expect(run.code, run.stdout + run.stderr).toBe(0);
     expect(run.failed).toEqual([]);
-    expect(run.passed).toHaveLength(14);
+    expect(run.passed).toHaveLength(16);
+  });
+
+  it('without --legacy, handling legacy bodies is optional: RCV-014 is a should check and a receiver that accepts or rejects them passes', async () => {
+    for (const allowLegacy of [true, false]) {
+      const run = await check(correctReceiver(SECRET, { allowLegacy }));
+      expect(run.code, run.stdout + run.stderr).toBe(0);
+      expect(run.failed).toEqual([]);
+      expect(run.passed).toHaveLength(16);
+      expect(run.stdout).toMatch(/^✓ RCV-014 .*\(should\)$/m);
+    }
+    const accepting = await check(correctReceiver(SECRET, { allowLegacy: true }), ['--legacy', 'reject']);
+    expect(accepting.failed).toEqual(['RCV-014']);
+    const rejecting = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'accept']);
+    expect(rejecting.code).toBe(1);
+    expect(rejecting.failed).toEqual(['RCV-014']);
   });
 
   it('with --legacy reject, passes a receiver that refuses unsigned legacy bodies and fails one that takes them', async () => {
@@ -56,7 +74,9 @@ describe.concurrent('payment-conformance receiver', () => {
     ['reads the header parts by position', () => positionalReceiver(SECRET), ['RCV-007', 'RCV-008'], ['--legacy', 'reject']],
     ['answers 409 to a repeat', () => conflictOnRepeatReceiver(SECRET), ['RCV-009']],
     ['refuses unknown event values', () => strictEventReceiver(SECRET), ['RCV-010']],
-    ['verifies nothing', () => trustingReceiver, ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012']],
+    ['verifies nothing', () => trustingReceiver, ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012', 'RCV-015']],
+    ['allows only 30 seconds of signature age', () => shortToleranceReceiver(SECRET), ['RCV-016']],
+    ['answers unknown events before verifying them', () => unknownEventFirstReceiver(SECRET), ['RCV-015']],
     ['answers after six seconds', () => slowReceiver(SECRET), ['RCV-013']],
   ];
   for (const [name, handler, caughtBy, extra] of broken) {

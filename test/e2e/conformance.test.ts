@@ -5,10 +5,17 @@
  * need it are skipped with the reason, the rest run from --config profiles).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, runSuite, type CliRun } from '../support/conformance-cli.ts';
-import { runVariant } from '../support/conformance-variants.ts';
+import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
+import { editJson, type Mutation } from '../support/mutating-proxy.ts';
+import { curlOf, evidenceOf, rememberSandboxToken } from '../../conformance/http.ts';
+import { RunContext } from '../../conformance/context.ts';
+import { CaptureReceiver } from '../../conformance/receiver.ts';
+import { runChecks } from '../../conformance/runner.ts';
 import { Registry } from '../../conformance/registry.ts';
 import type { Check } from '../../conformance/types.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
@@ -178,7 +185,8 @@ describe('reports of a failing run', () => {
     expect(failed.reason).toMatch(/403/);
     expect(failed.evidence!.request).toMatch(/^GET \/api\/checkout-sessions\/cs_/);
     expect(failed.evidence!.response).toMatch(/^HTTP\/1.1 403/);
-    expect(failed.evidence!.curl).toMatch(/^curl -sS -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/checkout-sessions\/cs_[^']+' -H 'authorization: Bearer [^']+'$/);
+    // The token is never shown: the curl line takes it from a shell variable.
+    expect(failed.evidence!.curl).toMatch(/^curl -sS -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/checkout-sessions\/cs_[^']+' -H "authorization: Bearer \$TOKEN"$/);
     const html = readFileSync(path.join(run.dir, 'conformance.html'), 'utf8');
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt; &amp; more'); // JSON-escaped, then HTML-escaped
@@ -207,4 +215,173 @@ describe('reports of a failing run', () => {
     expect(strict.result('CFG-009').status).toBe('failed');
     expect(strict.code).toBe(1);
   }, 120_000);
+});
+
+describe('secrets never reach the output', () => {
+  it('evidence shows placeholders for every kind of credential, request and response', () => {
+    rememberSandboxToken('sbx_unit_sandbox_token_123');
+    type Sent = { method: string; url: string; headers: Record<string, string>; body?: string };
+    const request: Sent = { method: 'POST', url: 'http://127.0.0.1:1/api/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'clientId=ck_1&clientSecret=cs_secret_value_1' };
+    const org = { id: 'org_1', webhookSigningSecret: 'whsec_unit_1', apiKeys: { test: { clientId: 'ck_t', clientSecret: 'sk_test_unit' }, live: { clientId: 'ck_l', clientSecret: 'sk_live_unit' } } };
+    const exchange = (req: Sent, json: unknown) => ({ request: req, status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify(json), json, checkId: 'X-001' });
+    const token = evidenceOf(exchange(request, { accessToken: 'at_unit_value', tokenType: 'Bearer', expiresIn: '5m' }));
+    expect(JSON.stringify(token)).not.toMatch(/cs_secret_value_1|at_unit_value/);
+    expect(token.request).toContain('clientSecret=$CLIENT_SECRET');
+    expect(token.curl).toContain('--data-raw "clientId=ck_1&clientSecret=$CLIENT_SECRET"');
+    expect(token.response).toContain('"accessToken":"$ACCESS_TOKEN"');
+    const sandbox = evidenceOf(exchange({ method: 'POST', url: 'http://127.0.0.1:1/sandbox/organisations', headers: { authorization: 'Bearer sbx_unit_sandbox_token_123' }, body: '{}' }, org));
+    expect(JSON.stringify(sandbox)).not.toMatch(/sbx_unit_sandbox_token_123|whsec_unit_1|sk_test_unit|sk_live_unit/);
+    expect(sandbox.request).toContain('authorization: Bearer $SANDBOX_TOKEN');
+    expect(sandbox.response).toContain('"webhookSigningSecret":"$WEBHOOK_SECRET"');
+    const json = curlOf({ method: 'POST', url: 'http://127.0.0.1:1/api/token', headers: { authorization: 'Basic Y2tfMTpzZWNyZXQ=' }, body: JSON.stringify({ clientId: 'ck_1', clientSecret: 'json secret' }) });
+    expect(json).toContain(`-H "authorization: Basic $CREDENTIALS"`);
+    expect(json).toContain(`"{\\"clientId\\":\\"ck_1\\",\\"clientSecret\\":\\"$CLIENT_SECRET\\"}"`);
+    expect(curlOf({ method: 'GET', url: 'http://h/x', headers: { authorization: 'Bearer Bearer at_unit_value' } })).toContain('"authorization: Bearer Bearer $TOKEN"');
+  });
+
+  it('a failing run’s JSON, JUnit, HTML and console output hold none of the real secrets', async () => {
+    const secrets = new Set<string>([SANDBOX_TOKEN]);
+    const deleted = new Set<string>();
+    const keep = (value: unknown) => typeof value === 'string' && value.length > 0 && secrets.add(value);
+    const mutation: Mutation = {
+      request: (m) => {
+        const deletedKey = /^\/sandbox\/api-keys\/([^/]+)$/.exec(pathOf(m));
+        if (m.method === 'DELETE' && deletedKey) deleted.add(decodeURIComponent(deletedKey[1]!));
+        // The sandbox clock breaks: AUTH-006/007 fail with a sandbox request as evidence.
+        if (/\/clock$/.test(pathOf(m))) return { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":{"code":"internal_error","message":"x","param":null,"doc_url":"http://x/errors/#internal_error"}}' };
+        return m;
+      },
+      response: (m, r, k) => {
+        const body = parse(r.body);
+        if (pathOf(m) === '/sandbox/organisations' && body) [body.webhookSigningSecret, body.apiKeys?.test?.clientSecret, body.apiKeys?.live?.clientSecret].forEach(keep);
+        if (/\/api-keys$/.test(pathOf(m)) && body) keep(body.clientSecret);
+        if (pathOf(m) === '/api/token') {
+          new URLSearchParams(m.body).forEach((v, name) => name === 'clientSecret' && keep(v));
+          if (body?.accessToken) {
+            keep(body.accessToken);
+            return editJson(r, (b) => ({ ...b, tokenType: 'bearer' })); // TOKEN-001 fails, its evidence holds the token
+          }
+          const clientId = new URLSearchParams(m.body).get('clientId') ?? '';
+          if (r.status === 401 && deleted.has(clientId)) return { ...r, body: JSON.stringify(recode({ error: { doc_url: 'http://x/errors/#x' } }, 'unknown_api_key')) }; // AUTH-008
+          if (r.status === 401 && !k.orgByClientId.has(clientId)) return { ...r, body: JSON.stringify({ error: 'Unknown client id' }) }; // TOKEN-005
+        }
+        if (r.status === 401 && String(m.headers.authorization).startsWith('Basic ')) return editJson(r, (b) => recode(b, 'invalid_token')); // AUTH-002
+        return r;
+      },
+    };
+    const run = await runVariant(t.url, { name: 'secrets', only: 'TOKEN-*,AUTH-*', api: mutation, args: ['--reporter', 'json,junit,html,console'] });
+    expect(run.code, explain(run)).toBe(1);
+    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-002', 'AUTH-006', 'AUTH-008']) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
+    expect(secrets.size).toBeGreaterThan(4);
+    const outputs = {
+      json: readFileSync(path.join(run.dir, 'conformance.json'), 'utf8'),
+      junit: readFileSync(path.join(run.dir, 'conformance.junit.xml'), 'utf8'),
+      html: readFileSync(path.join(run.dir, 'conformance.html'), 'utf8'),
+      console: run.stdout + run.stderr,
+    };
+    for (const [name, text] of Object.entries(outputs)) for (const secret of secrets) expect(text.includes(secret), `${name} shows the secret ${secret}`).toBe(false);
+    const evidence = JSON.stringify(run.report!.results.map((r) => r.evidence));
+    for (const placeholder of ['$CLIENT_SECRET', '$ACCESS_TOKEN', 'Bearer $SANDBOX_TOKEN', 'Basic $CREDENTIALS']) expect(evidence).toContain(placeholder);
+  }, 120_000);
+});
+
+describe('setup problems and run configuration', () => {
+  it('a sandbox API that does not answer is a setup error (exit 2) with a message, not a stack trace', async () => {
+    // The public API answers at once; the sandbox never does.
+    const server = http.createServer((req, res) => {
+      if (req.url?.startsWith('/sandbox/')) return; // hangs
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = await cli(['run', '--base-url', url, '--sandbox-token', 'sbx_x']);
+      expect(run.code).toBe(2);
+      expect(run.stderr).toMatch(/^payment-conformance: The sandbox API at .* is not usable: no answer within 10 s\.\n$/);
+      expect(run.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 30_000);
+
+  it('--config deliveryWaitMs is accepted with a sandbox, and a bad value is a setup error', async () => {
+    const good = path.join(full.dir, 'wait.json');
+    writeFileSync(good, JSON.stringify({ deliveryWaitMs: 1500 }));
+    const run = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--config', good, '--only', 'HOOK-006,HOOK-015']);
+    expect(run.code, explain(run)).toBe(0);
+    expect(run.report!.summary.passed).toBe(2);
+    const bad = path.join(full.dir, 'bad-wait.json');
+    writeFileSync(bad, JSON.stringify({ deliveryWaitMs: 'soon' }));
+    const refused = await cli(['run', '--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--config', bad]);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toMatch(/deliveryWaitMs/);
+  }, 120_000);
+
+  it('without a sandbox, the shared organisation is the first profile whose declared settings fit the defaults', async () => {
+    const aud = await t.organisation({ settlementCurrency: 'AUD' });
+    const nzd = await t.organisation();
+    const other = await t.organisation();
+    const file = path.join(full.dir, 'profiles-aud-first.json');
+    const profile = (o: typeof aud, extra: object) => ({ ...o.apiKeys.test, ...extra });
+    writeFileSync(file, JSON.stringify({ profiles: [profile(aud, { settlementCurrency: 'AUD' }), profile(nzd, { settlementCurrency: 'NZD' }), profile(other, {})] }));
+    const run = await runSuite(['--base-url', t.url, '--config', file, '--only', 'READ-001,READ-003,VAL-029,IDEM-006,IDEM-008']);
+    expect(run.code, explain(run)).toBe(0);
+    for (const id of ['READ-001', 'READ-003', 'VAL-029', 'IDEM-006', 'IDEM-008']) expect(run.result(id).status, explain(run)).toBe('passed');
+    // Only a profile that does not fit: the checks are skipped with the reason, not failed.
+    const only = path.join(full.dir, 'profiles-aud-only.json');
+    writeFileSync(only, JSON.stringify({ profiles: [profile(aud, { settlementCurrency: 'AUD' })] }));
+    const skipped = await runSuite(['--base-url', t.url, '--config', only, '--only', 'READ-001,VAL-029']);
+    expect(skipped.code, explain(skipped)).toBe(0);
+    for (const id of ['READ-001', 'VAL-029']) {
+      expect(skipped.result(id).status).toBe('skipped');
+      expect(skipped.result(id).reason).toMatch(/default settings/);
+    }
+  }, 120_000);
+});
+
+describe('a check that runs out of time', () => {
+  it('is failed, and stops: its request in flight is aborted and it makes no further request or wait', async () => {
+    const seen: string[] = [];
+    let hangingClosed = false;
+    const server = http.createServer((req, res) => {
+      seen.push(req.url ?? '');
+      if (req.url === '/hang') {
+        res.on('close', () => (hangingClosed = true));
+        return; // never answers
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+      const run = new RunContext({ baseUrl, sandboxToken: undefined, profiles: [{ clientId: 'c', clientSecret: 's_unit' }], receiver: new CaptureReceiver(), settleMs: 100 });
+      const check = (id: string, body: (ctx: any) => Promise<void>): Check => ({ id, level: 'must', rule: 'Limits', section: 'Limits', title: `times out ${id}`, run: body });
+      const results = await runChecks(
+        run,
+        [
+          check('ABC-001', async (ctx) => {
+            await ctx.api('GET', '/hang');
+            await ctx.api('GET', '/after-request');
+          }),
+          check('ABC-002', async (ctx) => {
+            await ctx.settle(800);
+            await ctx.api('GET', '/after-wait');
+          }),
+        ],
+        { concurrency: 2, checkTimeoutMs: 300 },
+      );
+      for (const r of results) {
+        expect(r.status).toBe('failed');
+        expect(r.reason).toMatch(/did not finish within 0.3 s/);
+      }
+      // Long enough for the wait of ABC-002 to have ended, had it not been stopped.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      expect(hangingClosed).toBe(true);
+      expect(seen).toEqual(['/hang']);
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
