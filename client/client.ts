@@ -18,7 +18,7 @@
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, paths } from '../generated/openapi.ts';
-import { connectionError, errorFromResponse, type PaymentError } from './errors.ts';
+import { connectionError, errorFromResponse } from './errors.ts';
 import { IDEMPOTENCY_HEADER, generateIdempotencyKey } from './idempotency.ts';
 import { isPaid } from './payments.ts';
 import { DEFAULT_RETRY_POLICY, backoffDelay, shouldRetry, sleep as defaultSleep, type AttemptOutcome, type RetryPolicy } from './retry.ts';
@@ -151,12 +151,12 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     refreshMarginMs: options.tokenRefreshMarginMs,
     now: options.now,
     fetchToken: async () => {
-      const { data, error, response } = await api.POST('/api/token', {
-        body: { clientId: options.clientId, clientSecret: options.clientSecret },
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      });
-      if (!data) throw errorFromResponse(response.status, error, response.headers.get('x-request-id'));
-      return data;
+      return unwrap(
+        await api.POST('/api/token', {
+          body: { clientId: options.clientId, clientSecret: options.clientSecret },
+          headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        }),
+      );
     },
   });
 
@@ -197,7 +197,7 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
   /** The data of a typed answer, or the mapped error. */
   function unwrap<T>(result: { data?: T; error?: unknown; response: Response }): T {
     if (result.data !== undefined) return result.data;
-    throw errorFromResponse(result.response.status, result.error, result.response.headers.get('x-request-id')) satisfies PaymentError;
+    throw errorFromResponse(result.response.status, result.error, result.response.headers.get('x-request-id'));
   }
   const keyHeader = (options?: CreateOptions) => (options?.idempotencyKey ? { [IDEMPOTENCY_HEADER]: options.idempotencyKey } : {});
 

@@ -75,7 +75,8 @@ export async function placeOrder(shop: Shop, order: { id: string; total: number;
 
 /**
  * Reads the payment back and, when it is paid, records the transaction and fulfils the
- * order in one transaction. Returns false when the transaction was already processed.
+ * order in one transaction. Says what happened: `repeat` when the transaction was
+ * already processed, `unpaid` when the read-back says not paid.
  */
 async function confirmAndFulfil(shop: Shop, paymentId: string, transactionId: string | undefined): Promise<'fulfilled' | 'repeat' | 'unpaid' | 'unknown-order'> {
   const order = shop.db.prepare<[string], { order_id: string }>('SELECT order_id FROM orders WHERE payment_id = ?').get(paymentId);

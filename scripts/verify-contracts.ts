@@ -39,16 +39,11 @@ interface StateContext {
 /** The sandbox calls and API calls the provider states need. */
 function providerSetup(baseUrl: string, sandboxToken: string) {
   async function call<T>(method: string, path: string, token: string, body?: unknown, form?: Record<string, string>): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
-    let payload: string | undefined;
-    if (form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      payload = new URLSearchParams(form).toString();
-      delete headers.authorization;
-    } else if (body !== undefined) {
-      headers['content-type'] = 'application/json';
-      payload = JSON.stringify(body);
-    }
+    // The token request is form-encoded and unauthenticated; everything else is JSON with a bearer token.
+    const headers: Record<string, string> = form
+      ? { 'content-type': 'application/x-www-form-urlencoded' }
+      : { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) };
+    const payload = form ? new URLSearchParams(form).toString() : body === undefined ? undefined : JSON.stringify(body);
     const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
     const text = await response.text();
     if (!response.ok) throw new Error(`provider state setup: ${method} ${path} answered ${response.status}: ${text}`);

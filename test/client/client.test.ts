@@ -10,7 +10,6 @@ import {
   IdempotencyError,
   InvalidRequestError,
   NotFoundError,
-  PaymentError,
   ServerError,
   ValidationError,
   createPaymentClient,
