@@ -21,6 +21,7 @@ import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
 import { ApiError, validationFailed } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
+import { respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
 import { rawBody } from './middleware/raw-body.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -192,15 +193,16 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   app.use(requestLog(log));
   app.use(errorEnvelope(docsUrl, log));
   app.use(rawBody());
-  app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
-  app.use(hostedPage(services));
-  app.use(async function route(ctx) {
-    if (ctx.path === '/healthz') {
-      ctx.body = { ok: true };
-      return;
-    }
+  // The APIs first: their requests, the bulk of the traffic, skip the page middlewares.
+  app.use(async function route(ctx, next) {
     if (ctx.path.startsWith('/api/')) return dispatch(ctx, publicApi);
     if (ctx.path.startsWith('/sandbox/') && sandboxApi) return dispatch(ctx, sandboxApi);
+    if (ctx.path === '/healthz') return respondJson(ctx, 200, '{"ok":true}');
+    return next();
+  });
+  app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
+  app.use(hostedPage(services));
+  app.use(function unknownPath() {
     throw new ApiError(404, 'not_found', 'No such resource.');
   });
 
@@ -249,8 +251,6 @@ function pickHeaders(headers: KoaContext['headers']): KoaContext['headers'] {
 }
 
 function send(ctx: KoaContext, reply: Reply): void {
-  ctx.status = reply.status;
-  ctx.set('cache-control', 'no-store');
   if (reply.replayed) ctx.set('idempotent-replayed', 'true');
-  ctx.body = reply.body;
+  respondJson(ctx, reply.status, reply.json ?? JSON.stringify(reply.body));
 }

@@ -21,7 +21,10 @@ export const IDEMPOTENCY_MEMORY_MS = 24 * HOUR;
 
 export interface Reply {
   status: number;
-  body: unknown;
+  /** The body to send as JSON, unless `json` already holds it as text. */
+  body?: unknown;
+  /** The body already serialised (a stored answer, or one serialised once for storing). */
+  json?: string;
   replayed?: boolean;
 }
 
@@ -44,8 +47,8 @@ export interface IdempotencyScope {
   now: number;
 }
 
-/** Builds the record to store with the created resource, in the same transaction. */
-export type RecordFor = (status: number, body: unknown) => IdempotencyRecord;
+/** Builds the record to store with the created resource, in the same transaction (`json`: the answer's body as sent). */
+export type RecordFor = (status: number, json: string) => IdempotencyRecord;
 
 export class Idempotency {
   private readonly inflight = new Map<string, Promise<Reply>>();
@@ -55,13 +58,13 @@ export class Idempotency {
   async run(scope: IdempotencyScope, requestBody: unknown, create: (recordFor: RecordFor) => Promise<Reply>): Promise<Reply> {
     const id = `${scope.orgId}\u0000${scope.mode}\u0000${scope.key}`;
     const fingerprint = createHash('sha256').update(canonicalJson(requestBody)).digest('base64url');
-    const recordFor: RecordFor = (status, body) => ({
+    const recordFor: RecordFor = (status, json) => ({
       orgId: scope.orgId,
       mode: scope.mode,
       key: scope.key,
       fingerprint,
       status,
-      body: JSON.stringify(body),
+      body: json,
       createdAt: scope.now,
       expiresAt: scope.now + IDEMPOTENCY_MEMORY_MS,
     });
@@ -88,6 +91,6 @@ export class Idempotency {
     if (record.fingerprint !== fingerprint) {
       throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.');
     }
-    return { status: record.status, body: JSON.parse(record.body), replayed: true };
+    return { status: record.status, json: record.body, replayed: true };
   }
 }

@@ -31,12 +31,12 @@ export async function createPayment(
   const key = c.request.headers['idempotency-key'];
   const create = async (recordFor?: RecordFor): Promise<Reply> => {
     const payment = newPayment(kind, org, apiKey.mode, fields, now);
-    const body = shape(payment);
-    await store.createPayment(payment, recordFor?.(200, body));
+    const json = JSON.stringify(shape(payment));
+    await store.createPayment(payment, recordFor?.(200, json));
     if (await store.takeFault(org.id, 'internal_error_after_commit')) {
       throw new ApiError(500, 'internal_error', 'Something went wrong on our side after the payment was saved. Retry with the same Idempotency-Key.');
     }
-    return { status: 200, body };
+    return { status: 200, json };
   };
   if (typeof key !== 'string') return create();
   return idempotency.run({ orgId: org.id, mode: apiKey.mode, key, now }, fields, create);

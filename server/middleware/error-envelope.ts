@@ -6,6 +6,7 @@
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { ApiError, envelope } from '../http/errors.ts';
+import { respondJson } from '../http/respond.ts';
 
 export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
   return async function answerErrors(ctx, next) {
@@ -19,9 +20,7 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
         error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
       }
-      ctx.status = error.status;
-      ctx.set('cache-control', 'no-store');
-      ctx.body = envelope(error, docsUrl);
+      respondJson(ctx, error.status, JSON.stringify(envelope(error, docsUrl)));
     }
   };
 }

@@ -1,0 +1,14 @@
+/**
+ * Every JSON answer goes out through here: the body as text with its media type set
+ * explicitly, so Koa neither looks the type up nor serialises the body again.
+ */
+import type { Context } from 'koa';
+
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
+export function respondJson(ctx: Context, status: number, text: string): void {
+  ctx.status = status;
+  ctx.set('content-type', JSON_TYPE);
+  ctx.set('cache-control', 'no-store');
+  ctx.body = text;
+}
