@@ -459,20 +459,21 @@ export class SqliteStore implements Store {
   /**
    * Sessions read by id, the most polled read ("the authoritative way to decide
    * fulfilment"). Even an indexed read costs a WAL read transaction (file and shared-memory
-   * locks: about 17 µs), so recently read payments are kept, bounded. Only this process
-   * writes payments, and updatePayment drops an entry after its commit, so an entry is
-   * always the row as stored. Misses are not kept: anyone can send unknown ids.
+   * locks: about 17 µs), so recently read payments are kept, bounded, and handed out frozen
+   * (one object per stored row, so readers can memoise what they derive from it). Only this
+   * process writes payments, and updatePayment drops an entry after its commit, so an entry
+   * is always the row as stored. Misses are not kept: anyone can send unknown ids.
    */
-  private readonly sessionCache = new Map<string, Payment>();
+  private readonly sessionCache = new Map<string, Readonly<Payment>>();
   private readonly sessionCacheKeys = new Map<string, string>();
 
-  async getPaymentBySessionId(orgId: string, sessionId: string): Promise<Payment | undefined> {
+  async getPaymentBySessionId(orgId: string, sessionId: string): Promise<Readonly<Payment> | undefined> {
     const key = `${orgId}\u0000${sessionId}`;
     const cached = this.sessionCache.get(key);
-    if (cached) return { ...cached };
+    if (cached) return cached;
     const row = this.queries.paymentBySession.get(orgId, sessionId);
     if (!row) return undefined;
-    const payment = toPayment(row);
+    const payment = Object.freeze(toPayment(row));
     if (this.sessionCache.size >= SESSION_CACHE_SIZE) {
       const [oldest, old] = this.sessionCache.entries().next().value!;
       this.sessionCache.delete(oldest);
@@ -480,7 +481,7 @@ export class SqliteStore implements Store {
     }
     this.sessionCache.set(key, payment);
     this.sessionCacheKeys.set(payment.transactionId, key);
-    return { ...payment };
+    return payment;
   }
 
   private forgetPayment(transactionId: string): void {

@@ -131,7 +131,8 @@ export interface Store {
 
   /** Inserts the payment, and its idempotency record when given, in one transaction. */
   createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<void>;
-  getPaymentBySessionId(orgId: string, sessionId: string): Promise<Payment | undefined>;
+  /** The payment as stored, read-only: a store may hand the same object to every reader until the row changes. */
+  getPaymentBySessionId(orgId: string, sessionId: string): Promise<Readonly<Payment> | undefined>;
   getPayment(orgId: string, transactionId: string): Promise<Payment | undefined>;
   countPayments(orgId: string): Promise<number>;
 
