@@ -53,6 +53,8 @@ export interface ServerOptions {
   cleanupIntervalMs?: number;
   /** How often due webhook retries are looked for. */
   webhookPollIntervalMs?: number;
+  /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
+  walRewindFrames?: number;
 }
 
 export interface DemoOrganisation {
@@ -84,7 +86,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   // Buffered writes to stderr: one syscall per few kilobytes of log, flushed on close.
   const destination = options.logger ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
   const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' }, destination);
-  const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite');
+  const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite', options.walRewindFrames);
   await store.migrate();
   const tokens = await Tokens.open(store);
   const sandboxToken = options.sandboxToken === false ? undefined : options.sandboxToken ?? newSandboxToken();

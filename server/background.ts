@@ -6,7 +6,12 @@
  *   the threshold: it copies the WAL into the database file and fsyncs both, tens of
  *   milliseconds during which every request waits. Here a second connection to the file
  *   checkpoints (PASSIVE: it never blocks the server's reads or writes) every
- *   CHECKPOINT_INTERVAL_MS; the server's own automatic checkpoint stays as a backstop.
+ *   CHECKPOINT_INTERVAL_MS. Copying is not enough under a steady stream of commits: only
+ *   a writer rewinds the WAL, and only when everything in it is copied, which a commit
+ *   landing during each checkpoint prevents. So once the WAL passes `rewindFrames`, the
+ *   thread asks the server to hold its commits, copies the few frames left (milliseconds,
+ *   the bulk being copied already), and lets go; the next commit rewinds the WAL. The
+ *   server's own automatic checkpoint stays as a backstop.
  * - scrypt. Each libuv pool thread that runs scrypt keeps its 16 MB work area in its
  *   malloc arena afterwards (glibc raises its mmap threshold after the first free), up to
  *   64 MB for the pool's four threads. One thread here keeps at most one.
@@ -18,7 +23,7 @@ import { scrypt as scryptCallback } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-const CHECKPOINT_INTERVAL_MS = 250;
+const CHECKPOINT_INTERVAL_MS = 100;
 
 // Plain CommonJS evaluated in the worker: it runs the same from the TypeScript sources,
 // the compiled build and the test runner, none of which needs a loader for it.
@@ -27,23 +32,39 @@ const { parentPort, workerData } = require('node:worker_threads');
 const { scryptSync } = require('node:crypto');
 const Database = require(workerData.sqlite);
 const watched = new Map();
+const checkpoint = (db) => {
+  try { return db.pragma('wal_checkpoint(PASSIVE)')[0]; } catch { return undefined; }
+};
 setInterval(() => {
-  for (const db of watched.values()) {
-    try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
+  for (const [watchId, w] of watched) {
+    if (w.holding) continue;
+    const done = checkpoint(w.db);
+    if (done && done.busy === 0 && done.log >= w.rewindFrames && done.checkpointed === done.log) {
+      w.holding = true;
+      parentPort.postMessage({ type: 'hold', watchId });
+    }
   }
 }, workerData.intervalMs);
 parentPort.on('message', (m) => {
   try {
-    if (m.type === 'scrypt') {
+    if (m.type === 'held') {
+      // The server holds its commits: copy what came in since, then let it go on.
+      const w = watched.get(m.watchId);
+      if (w) {
+        checkpoint(w.db);
+        w.holding = false;
+      }
+      parentPort.postMessage({ type: 'release', watchId: m.watchId });
+    } else if (m.type === 'scrypt') {
       const key = scryptSync(m.password, Buffer.from(m.salt), m.keylen, m.options);
       parentPort.postMessage({ id: m.id, key });
     } else if (m.type === 'watch') {
       const db = new Database(m.file, { fileMustExist: true });
       db.pragma('synchronous = NORMAL');
-      watched.set(m.id, db);
+      watched.set(m.id, { db, rewindFrames: m.rewindFrames, holding: false });
       parentPort.postMessage({ id: m.id });
     } else if (m.type === 'unwatch') {
-      watched.get(m.watchId)?.close();
+      watched.get(m.watchId)?.db.close();
       watched.delete(m.watchId);
       parentPort.postMessage({ id: m.id });
     }
@@ -76,16 +97,18 @@ function background(): Worker | undefined {
     return undefined;
   }
   worker.unref();
-  worker.on('message', (reply: Reply) => {
-    const waiting = pending.get(reply.id);
-    pending.delete(reply.id);
-    waiting?.resolve(reply);
+  worker.on('message', (message: Reply | RewindMessage) => {
+    if ('type' in message) return rewind(message);
+    const waiting = pending.get(message.id);
+    pending.delete(message.id);
+    waiting?.resolve(message);
   });
   const fail = (error: Error) => {
     dead = true;
     worker = undefined;
     for (const waiting of pending.values()) waiting.reject(error);
     pending.clear();
+    for (const holder of holders.values()) holder.release();
   };
   worker.on('error', fail);
   worker.on('exit', (code) => fail(new Error(`background worker exited (${code})`)));
@@ -122,21 +145,70 @@ export async function scrypt(password: string, salt: Buffer, keylen: number, opt
   return Buffer.from(reply.key.buffer, reply.key.byteOffset, reply.key.byteLength);
 }
 
+/** What the database's only writer does while the thread rewinds the WAL. */
+export interface CommitHold {
+  /** Start no commit until `release` (reads and everything else go on). */
+  hold(): void;
+  release(): void;
+}
+
+interface RewindMessage {
+  type: 'hold' | 'release';
+  watchId: number;
+}
+
+/** However the thread fares, commits are never held longer than this. */
+const HOLD_LIMIT_MS = 250;
+
+const holders = new Map<number, CommitHold>();
+
+function rewind(message: RewindMessage): void {
+  const holder = holders.get(message.watchId);
+  if (message.type === 'release') return holder?.release();
+  holder?.hold();
+  worker?.postMessage({ type: 'held', watchId: message.watchId });
+}
+
+export interface CheckpointOptions {
+  /** WAL length (frames, 4 KiB each) past which the thread has the WAL rewound. */
+  rewindFrames: number;
+  /** How the thread holds the writer's commits while it copies the last frames. */
+  commits: CommitHold;
+}
+
 /**
  * Checkpoints the WAL of the database `file` from the background thread until the returned
  * function is called (which resolves once the thread's connection is closed). Resolves to
  * undefined when there is no background thread: SQLite's own checkpoints then do it all.
  */
-export async function checkpointInBackground(file: string): Promise<(() => Promise<void>) | undefined> {
+export async function checkpointInBackground(file: string, options: CheckpointOptions): Promise<(() => Promise<void>) | undefined> {
   let watchId: number;
   try {
-    const reply = await ask({ type: 'watch', file });
+    const reply = await ask({ type: 'watch', file, rewindFrames: options.rewindFrames });
     if (reply.error !== undefined) return undefined;
     watchId = reply.id;
   } catch {
     return undefined;
   }
+  let timer: NodeJS.Timeout | undefined;
+  const holder: CommitHold = {
+    hold() {
+      if (timer) return;
+      options.commits.hold();
+      timer = setTimeout(() => holder.release(), HOLD_LIMIT_MS);
+      timer.unref();
+    },
+    release() {
+      if (!timer) return;
+      clearTimeout(timer);
+      timer = undefined;
+      options.commits.release();
+    },
+  };
+  holders.set(watchId, holder);
   return async () => {
+    holders.delete(watchId);
+    holder.release();
     await ask({ type: 'unwatch', watchId }).catch(() => undefined);
   };
 }

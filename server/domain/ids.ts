@@ -1,21 +1,34 @@
-/** Random identifiers and secrets, from the platform's CSPRNG. */
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+/**
+ * Identifiers and secrets, from the platform's CSPRNG.
+ *
+ * Transaction ids are UUIDv7 (RFC 9562) and session ids begin with their creation time:
+ * both are still unguessable (74 and 95 random bits), and new rows land at the end of
+ * their indexes instead of on a random page each, which halves what a create writes.
+ */
+import { randomBytes } from 'node:crypto';
+import { customAlphabet } from 'nanoid';
+import { v7 as uuidv7 } from 'uuid';
 
-const ALPHANUMERIC = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
+/** In ASCII order, so that time prefixes sort as the times do. */
+const ALPHANUMERIC = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const UPPER_ALPHANUMERIC = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
 
-function randomString(alphabet: string, length: number): string {
+const random16 = customAlphabet(ALPHANUMERIC, 16);
+const random20 = customAlphabet(ALPHANUMERIC, 20);
+
+/** Milliseconds since 1970 in 8 characters of ALPHANUMERIC (enough until the year 8888). */
+function timePrefix(ms = Date.now()): string {
   let out = '';
-  for (let i = 0; i < length; i++) out += alphabet[randomInt(alphabet.length)];
+  for (let i = 0; i < 8; i++, ms = Math.floor(ms / 62)) out = ALPHANUMERIC[ms % 62]! + out;
   return out;
 }
 
-export const newSessionId = () => `cs_${randomString(ALPHANUMERIC, 24)}`;
-export const newTransactionId = () => randomUUID();
-export const newOrganisationId = () => `org_${randomString(ALPHANUMERIC, 20)}`;
-export const newClientId = (mode: 'test' | 'live') => `ck_${mode}_${randomString(ALPHANUMERIC, 20)}`;
+export const newSessionId = () => `cs_${timePrefix()}${random16()}`;
+export const newTransactionId = (): string => uuidv7();
+export const newOrganisationId = () => `org_${random20()}`;
+export const newClientId = (mode: 'test' | 'live') => `ck_${mode}_${random20()}`;
 export const newClientSecret = () => `sk_${randomBytes(24).toString('base64url')}`;
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
 export const newSandboxToken = () => `sbx_${randomBytes(24).toString('base64url')}`;
 /** A creditor reference code for a payment created without one: 8 of `[A-Z0-9]`, within the 12-character `[a-zA-Z0-9- ]` rule. */
-export const newReferenceCode = () => randomString(UPPER_ALPHANUMERIC, 8);
+export const newReferenceCode = customAlphabet(UPPER_ALPHANUMERIC, 8);

@@ -259,7 +259,14 @@ export class SqliteStore implements Store {
   private readonly organisations = new Map<string, Organisation>();
   private readonly apiKeys = new Map<string, ApiKey | null>();
 
-  constructor(file: string) {
+  /**
+   * @param rewindFrames WAL length (4 KiB frames) at which the background thread has the
+   *   WAL rewound: about 64 MB by default.
+   */
+  constructor(
+    file: string,
+    private readonly rewindFrames = 16_384,
+  ) {
     if (file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
     const database = new Database(file);
     database.pragma('journal_mode = WAL');
@@ -308,10 +315,26 @@ export class SqliteStore implements Store {
     const armed = await this.db.selectFrom('faults').select('org_id').where('remaining', '>', 0).execute();
     for (const row of armed) this.armedFaults.add(row.org_id);
     if (this.file) {
-      this.stopCheckpoints = await checkpointInBackground(this.file);
-      // Checkpoints now happen off the event loop; a commit checkpoints only if the WAL
-      // grows past this backstop (about 40 MB) because the background thread fell behind.
-      if (this.stopCheckpoints) this.database.pragma('wal_autocheckpoint = 10000');
+      this.stopCheckpoints = await checkpointInBackground(this.file, {
+        rewindFrames: this.rewindFrames,
+        commits: {
+          hold: () => {
+            this.commitsHeld = true;
+          },
+          release: () => {
+            this.commitsHeld = false;
+            if (this.pendingCreates.length > 0) this.commitCreates();
+          },
+        },
+      });
+      // Checkpoints now happen off the event loop, and the background thread has the WAL
+      // rewound once it passes rewindFrames (see background.ts). A commit checkpoints only
+      // if the WAL grows well past that because the thread fell behind; the file is cut
+      // back to the rewind length after such a burst.
+      if (this.stopCheckpoints) {
+        this.database.pragma(`wal_autocheckpoint = ${this.rewindFrames * 2 + 8192}`);
+        this.database.pragma(`journal_size_limit = ${this.rewindFrames * 4096 * 2}`);
+      }
     }
   }
 
@@ -419,7 +442,11 @@ export class SqliteStore implements Store {
 
   private readonly pendingCreates: PendingCreate[] = [];
 
+  /** Set while the background thread copies the last of the WAL before its rewind. */
+  private commitsHeld = false;
+
   private commitCreates(): void {
+    if (this.commitsHeld) return;
     const batch = this.pendingCreates.splice(0);
     const insert = (item: PendingCreate) => this.insertPayment(item.payment, item.idempotency);
     try {

@@ -8,13 +8,17 @@
  *   nothing accumulates on disk; a record inside its 24 hours stays, and so does every
  *   record of an organisation whose clock did not move.
  * - The clean-up deletes idempotency records only: the sessions stay readable.
- * - The database runs in WAL mode.
+ * - The database runs in WAL mode, and under a steady stream of creates the WAL is
+ *   rewound whenever it passes its length (a small one here), so the file stays bounded
+ *   and every create is kept.
  *
  * The row counts read the `idempotency_keys` table (org_id column) of server/store.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { once } from 'node:events';
 import os from 'node:os';
 import path from 'node:path';
+import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
@@ -160,3 +164,82 @@ describe('the database file', () => {
     expect(existsSync(`${file}-wal`)).toBe(true);
   });
 });
+
+describe('the WAL under a steady stream of creates', () => {
+  const REWIND_FRAMES = 64;
+  const FRAME_BYTES = 4096 + 24;
+  const walDir = mkdtempSync(path.join(os.tmpdir(), 'payment-wal-'));
+  const walDb = path.join(walDir, 'payment.sqlite');
+  let w: TestServer;
+
+  beforeAll(async () => {
+    w = await startTestServer({ db: walDb, walRewindFrames: REWIND_FRAMES });
+  });
+
+  afterAll(async () => {
+    await w?.close();
+    rmSync(walDir, { recursive: true, force: true });
+  });
+
+  /** The WAL header's checkpoint sequence number: SQLite adds one each time it rewinds the WAL. */
+  function rewinds(): number {
+    const fd = openSync(`${walDb}-wal`, 'r');
+    try {
+      const header = Buffer.alloc(16);
+      readSync(fd, header, 0, 16, 0);
+      return header.readUInt32BE(12);
+    } finally {
+      closeSync(fd);
+    }
+  }
+
+  it('is rewound again and again, stays bounded, and loses no create', async () => {
+    const org = await w.organisation();
+    const token = await w.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
+    const before = rewinds();
+    let largest = 0;
+    const watch = setInterval(() => {
+      largest = Math.max(largest, statSync(`${walDb}-wal`).size);
+    }, 5);
+    // 40 clients on a thread of their own, each sending its next create as soon as the last
+    // is answered: commits follow each other closely, so a checkpoint alone seldom finds
+    // the WAL quiet enough to rewind it.
+    const load = new Worker(STREAM_OF_CREATES, {
+      eval: true,
+      workerData: { url: w.url, token, body: sessionRequest(), clients: 40, ms: 3_000 },
+    });
+    const [outcome] = (await once(load, 'message')) as [{ created: number; failures: string[] }];
+    clearInterval(watch);
+    expect(outcome.failures).toEqual([]);
+    expect(outcome.created).toBeGreaterThan(500);
+    // A create writes several frames, and a WAL rewound only when a checkpoint happens on a
+    // quiet moment ends up holding more than one frame per create of the whole run (and
+    // rewinds a handful of times). Rewound on length, it holds what one checkpoint
+    // interval brings beyond REWIND_FRAMES.
+    expect(rewinds() - before).toBeGreaterThanOrEqual(12);
+    expect(largest).toBeLessThan(outcome.created * FRAME_BYTES);
+    expect(await w.server.store.countPayments(org.id)).toBe(outcome.created);
+  }, 30_000);
+});
+
+/** The load of the WAL test, run on a worker thread: keyed creates from `clients` loops for `ms`. */
+const STREAM_OF_CREATES = `
+const { parentPort, workerData } = require('node:worker_threads');
+const { url, token, body, clients, ms } = workerData;
+const until = Date.now() + ms;
+let created = 0;
+const failures = [];
+async function client(n) {
+  for (let i = 0; Date.now() < until; i++) {
+    const res = await fetch(url + '/api/checkout-sessions', {
+      method: 'POST',
+      headers: { authorization: 'Bearer ' + token, 'content-type': 'application/json', 'idempotency-key': 'wal-' + n + '-' + i },
+      body: JSON.stringify(body),
+    });
+    await res.arrayBuffer();
+    if (res.status === 200) created++;
+    else failures.push(String(res.status));
+  }
+}
+Promise.all(Array.from({ length: clients }, (_, n) => client(n))).then(() => parentPort.postMessage({ created, failures }));
+`;
