@@ -14,7 +14,7 @@ export function requestLog(log: Logger): Middleware {
     const incoming = ctx.get('x-request-id');
     const id = SANE_ID.test(incoming) ? incoming : randomUUID();
     ctx.state.requestId = id;
-    ctx.set('x-request-id', id);
+    ctx.res.setHeader('x-request-id', id);
     const started = process.hrtime.bigint();
     try {
       await next();
