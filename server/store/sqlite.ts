@@ -329,8 +329,8 @@ export class SqliteStore implements Store {
       });
       // Checkpoints now happen off the event loop, and the background thread has the WAL
       // rewound once it passes rewindFrames (see background.ts). A commit checkpoints only
-      // if the WAL grows well past that because the thread fell behind; the file is cut
-      // back to the rewind length after such a burst.
+      // if the WAL grows well past that because the thread fell behind; after such a burst
+      // the file is cut back to twice the rewind length.
       if (this.stopCheckpoints) {
         this.database.pragma(`wal_autocheckpoint = ${this.rewindFrames * 2 + 8192}`);
         this.database.pragma(`journal_size_limit = ${this.rewindFrames * 4096 * 2}`);
