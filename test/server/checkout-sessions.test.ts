@@ -201,6 +201,29 @@ describe('the created and read session', () => {
     expect(read.body.createdAt).toBe(read.body.updatedAt);
   });
 
+  it('gives each session distinct ids that begin with its creation time (a UUIDv7 transactionId)', async () => {
+    const before = Date.now();
+    // More ids than one refill of the random pool holds (256), so the refill is crossed.
+    const sessions = [];
+    for (let round = 0; round < 6; round++) {
+      sessions.push(...(await Promise.all(Array.from({ length: 50 }, async () => (await create(sessionRequest())).body))));
+    }
+    const after = Date.now();
+    const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+    for (const s of sessions) {
+      expect(s.transactionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      const uuidMs = parseInt(s.transactionId.replace('-', '').slice(0, 12), 16);
+      const idMs = [...s.id.slice(3, 11)].reduce((n, c) => n * 62 + base62.indexOf(c), 0);
+      for (const ms of [uuidMs, idMs]) {
+        expect(ms).toBeGreaterThanOrEqual(before);
+        expect(ms).toBeLessThanOrEqual(after);
+      }
+    }
+    expect(new Set(sessions.map((s) => s.transactionId)).size).toBe(sessions.length);
+    expect(new Set(sessions.map((s) => s.id)).size).toBe(sessions.length);
+    expect(new Set(sessions.map((s) => s.transactionId.slice(15))).size, 'the random part differs too').toBe(sessions.length);
+  });
+
   it('keeps a given creditor code and generates one otherwise, distinct per session', async () => {
     expect((await create(sessionRequest({ creditorReference: { reference: 'R', code: 'MYCODE-1' } }))).body.code).toBe('MYCODE-1');
     const codes = await Promise.all([1, 2, 3].map(async () => (await create(sessionRequest())).body.code));
