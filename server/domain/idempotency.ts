@@ -14,7 +14,7 @@
  */
 import { createHash } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
-import type { IdempotencyRecord, Mode, Store } from '../store/types.ts';
+import type { IdempotencyRecord, Mode, Payment, Store } from '../store/types.ts';
 import { HOUR } from './clock.ts';
 
 export const IDEMPOTENCY_MEMORY_MS = 24 * HOUR;
@@ -47,27 +47,51 @@ export interface IdempotencyScope {
   now: number;
 }
 
-/** Builds the record to store with the created resource, in the same transaction (`json`: the answer's body as sent). */
-export type RecordFor = (status: number, json: string) => IdempotencyRecord;
+/**
+ * Stores the created payment with the answer to send for it (`json`, as sent); rejects
+ * with KeyTaken when a request that came first holds the key.
+ */
+export type Save = (payment: Payment, status: number, json: string) => Promise<void>;
+
+/** The key is held by a live record: nothing was written, and the answer comes from it. */
+class KeyTaken extends Error {
+  constructor(readonly record: IdempotencyRecord) {
+    super('idempotency key taken');
+  }
+}
 
 export class Idempotency {
   private readonly inflight = new Map<string, Promise<Reply>>();
 
   constructor(private readonly store: Store) {}
 
-  async run(scope: IdempotencyScope, requestBody: unknown, create: (recordFor: RecordFor) => Promise<Reply>): Promise<Reply> {
+  /** Without a key: the payment is stored, and nothing is remembered for a retry. */
+  readonly saveOnly: Save = async (payment) => {
+    await this.store.createPayment(payment);
+  };
+
+  /**
+   * `create` builds the payment and its answer and saves them with the save it is given.
+   * The key is looked up by the store in the transaction that would insert the payment,
+   * so a replay costs building an answer that is then dropped, and a create (the common
+   * case) costs no read of its own.
+   */
+  async run(scope: IdempotencyScope, requestBody: unknown, create: (save: Save) => Promise<Reply>): Promise<Reply> {
     const id = `${scope.orgId}\u0000${scope.mode}\u0000${scope.key}`;
     const fingerprint = createHash('sha256').update(canonicalJson(requestBody)).digest('base64url');
-    const recordFor: RecordFor = (status, json) => ({
-      orgId: scope.orgId,
-      mode: scope.mode,
-      key: scope.key,
-      fingerprint,
-      status,
-      body: json,
-      createdAt: scope.now,
-      expiresAt: scope.now + IDEMPOTENCY_MEMORY_MS,
-    });
+    const save: Save = async (payment, status, json) => {
+      const holder = await this.store.createPayment(payment, {
+        orgId: scope.orgId,
+        mode: scope.mode,
+        key: scope.key,
+        fingerprint,
+        status,
+        body: json,
+        createdAt: scope.now,
+        expiresAt: scope.now + IDEMPOTENCY_MEMORY_MS,
+      });
+      if (holder) throw new KeyTaken(holder);
+    };
     for (;;) {
       const pending = this.inflight.get(id);
       if (pending) {
@@ -75,7 +99,10 @@ export class Idempotency {
         await pending.catch(() => undefined);
         continue;
       }
-      const attempt = this.replayOr(scope, fingerprint, () => create(recordFor));
+      const attempt = create(save).catch((error: unknown) => {
+        if (error instanceof KeyTaken) return replay(error.record, fingerprint);
+        throw error;
+      });
       this.inflight.set(id, attempt);
       try {
         return await attempt;
@@ -84,13 +111,11 @@ export class Idempotency {
       }
     }
   }
+}
 
-  private async replayOr(scope: IdempotencyScope, fingerprint: string, create: () => Promise<Reply>): Promise<Reply> {
-    const record = await this.store.getIdempotency(scope.orgId, scope.mode, scope.key);
-    if (!record || record.expiresAt <= scope.now) return create();
-    if (record.fingerprint !== fingerprint) {
-      throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.');
-    }
-    return { status: record.status, json: record.body, replayed: true };
+function replay(record: IdempotencyRecord, fingerprint: string): Reply {
+  if (record.fingerprint !== fingerprint) {
+    throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.');
   }
+  return { status: record.status, json: record.body, replayed: true };
 }

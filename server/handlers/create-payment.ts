@@ -5,7 +5,7 @@
  */
 import type { Context } from 'openapi-backend';
 import { orgNow } from '../domain/clock.ts';
-import type { RecordFor, Reply } from '../domain/idempotency.ts';
+import type { Reply, Save } from '../domain/idempotency.ts';
 import { checkConfiguration, newPayment, type CreateFields } from '../domain/payments.ts';
 import { refuseWebhookUrl } from '../domain/webhook-target.ts';
 import { ApiError, validationFailed } from '../http/errors.ts';
@@ -29,15 +29,15 @@ export async function createPayment(
 
   const now = orgNow(org);
   const key = c.request.headers['idempotency-key'];
-  const create = async (recordFor?: RecordFor): Promise<Reply> => {
+  const create = async (save: Save): Promise<Reply> => {
     const payment = newPayment(kind, org, apiKey.mode, fields, now);
     const json = JSON.stringify(shape(payment));
-    await store.createPayment(payment, recordFor?.(200, json));
+    await save(payment, 200, json);
     if (await store.takeFault(org.id, 'internal_error_after_commit')) {
       throw new ApiError(500, 'internal_error', 'Something went wrong on our side after the payment was saved. Retry with the same Idempotency-Key.');
     }
     return { status: 200, json };
   };
-  if (typeof key !== 'string') return create();
+  if (typeof key !== 'string') return create(idempotency.saveOnly);
   return idempotency.run({ orgId: org.id, mode: apiKey.mode, key, now }, fields, create);
 }

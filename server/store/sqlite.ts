@@ -246,7 +246,8 @@ const SESSION_CACHE_SIZE = 2000;
 interface PendingCreate {
   payment: Payment;
   idempotency: IdempotencyRecord | undefined;
-  resolve: () => void;
+  /** With the live record that already holds the key, if one does (nothing is written then). */
+  resolve: (holder: IdempotencyRecord | undefined) => void;
   reject: (error: unknown) => void;
 }
 
@@ -432,9 +433,11 @@ export class SqliteStore implements Store {
    * still resolves only once its rows are committed. If the group fails (a constraint),
    * it is rolled back whole and each create is retried in a transaction of its own, so
    * only the faulty one fails (savepoints per create would cost more than the inserts).
+   * The idempotency key is looked up in the same transaction: on its own, a read costs a
+   * WAL read transaction of its own (file locks, about 15 µs), more than the insert.
    */
-  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+    return new Promise<IdempotencyRecord | undefined>((resolve, reject) => {
       this.pendingCreates.push({ payment, idempotency, resolve, reject });
       if (this.pendingCreates.length === 1) setImmediate(() => this.commitCreates());
     });
@@ -449,23 +452,28 @@ export class SqliteStore implements Store {
     if (this.commitsHeld) return;
     const batch = this.pendingCreates.splice(0);
     const insert = (item: PendingCreate) => this.insertPayment(item.payment, item.idempotency);
+    let holders: (IdempotencyRecord | undefined)[];
     try {
-      this.database.transaction(() => batch.forEach(insert))();
+      holders = this.database.transaction(() => batch.map(insert))();
     } catch {
       for (const item of batch) {
         try {
-          this.database.transaction(insert)(item);
-          item.resolve();
+          item.resolve(this.database.transaction(insert)(item));
         } catch (error) {
           item.reject(error);
         }
       }
       return;
     }
-    for (const item of batch) item.resolve();
+    batch.forEach((item, i) => item.resolve(holders[i]));
   }
 
-  private insertPayment(payment: Payment, idempotency?: IdempotencyRecord): void {
+  private insertPayment(payment: Payment, idempotency?: IdempotencyRecord): IdempotencyRecord | undefined {
+    if (idempotency) {
+      const holder = this.getIdempotency(idempotency.orgId, idempotency.mode, idempotency.key);
+      // A record past its 24 hours may still be on disk until the next clean-up: it is replaced.
+      if (holder && holder.expiresAt > idempotency.createdAt) return holder;
+    }
     const row = paymentRow(payment);
     this.queries.insertPayment.run(...PAYMENT_COLUMNS.map((c) => row[c]));
     if (idempotency) {
@@ -649,7 +657,7 @@ export class SqliteStore implements Store {
     return rows.map(toDelivery);
   }
 
-  async getIdempotency(orgId: string, mode: Mode, key: string): Promise<IdempotencyRecord | undefined> {
+  private getIdempotency(orgId: string, mode: Mode, key: string): IdempotencyRecord | undefined {
     const row = this.queries.idempotency.get(orgId, mode, key) as Selectable<IdempotencyKeysTable> | undefined;
     return row
       ? { orgId: row.org_id, mode: row.mode as Mode, key: row.key, fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at }

@@ -129,8 +129,12 @@ export interface Store {
   /** False when no such key existed. */
   deleteApiKey(clientId: string): Promise<boolean>;
 
-  /** Inserts the payment, and its idempotency record when given, in one transaction. */
-  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<void>;
+  /**
+   * Inserts the payment, and its idempotency record when given, in one transaction, unless
+   * a record still inside its 24 hours (expiresAt after the new record's createdAt) holds
+   * the key: then nothing is written, and that record is what it resolves to.
+   */
+  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined>;
   /** The payment as stored, read-only: a store may hand the same object to every reader until the row changes. */
   getPaymentBySessionId(orgId: string, sessionId: string): Promise<Readonly<Payment> | undefined>;
   getPayment(orgId: string, transactionId: string): Promise<Payment | undefined>;
@@ -153,8 +157,6 @@ export interface Store {
   /** Attempts a crash left unfinished: recorded as failed, so their count carries on. */
   interruptedDeliveries(): Promise<DeliveryRecord[]>;
   listDeliveries(transactionId: string): Promise<DeliveryRecord[]>;
-
-  getIdempotency(orgId: string, mode: Mode, key: string): Promise<IdempotencyRecord | undefined>;
 
   setFault(orgId: string, kind: FaultKind, times: number): Promise<void>;
   /** Uses up one arming of the fault; true when it was armed. */
