@@ -12,7 +12,7 @@
  * successful creates are remembered: a 4xx changes nothing, so after a fix the same key
  * can be used again.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
 import type { IdempotencyRecord, Mode, Payment, Store } from '../store/types.ts';
 import { HOUR } from './clock.ts';
@@ -30,14 +30,19 @@ export interface Reply {
 
 /** Recursively sorted keys: two bodies with the same JSON value give the same text. */
 export function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
+  let out: string;
+  if (Array.isArray(value)) {
+    out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + canonicalJson(value[i]);
+    return `${out}]`;
   }
-  return JSON.stringify(value) ?? 'null';
+  const keys = Object.keys(value).sort();
+  out = '{';
+  for (let i = 0; i < keys.length; i++) {
+    out += `${i > 0 ? ',' : ''}${JSON.stringify(keys[i])}:${canonicalJson((value as Record<string, unknown>)[keys[i]!])}`;
+  }
+  return `${out}}`;
 }
 
 export interface IdempotencyScope {
@@ -78,7 +83,7 @@ export class Idempotency {
    */
   async run(scope: IdempotencyScope, requestBody: unknown, create: (save: Save) => Promise<Reply>): Promise<Reply> {
     const id = `${scope.orgId}\u0000${scope.mode}\u0000${scope.key}`;
-    const fingerprint = createHash('sha256').update(canonicalJson(requestBody)).digest('base64url');
+    const fingerprint = hash('sha256', canonicalJson(requestBody), 'base64url');
     const save: Save = async (payment, status, json) => {
       const holder = await this.store.createPayment(payment, {
         orgId: scope.orgId,
