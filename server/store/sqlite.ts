@@ -434,7 +434,8 @@ export class SqliteStore implements Store {
    * it is rolled back whole and each create is retried in a transaction of its own, so
    * only the faulty one fails (savepoints per create would cost more than the inserts).
    * The idempotency key is looked up in the same transaction: on its own, a read costs a
-   * WAL read transaction of its own (file locks, about 15 µs), more than the insert.
+   * WAL read transaction of its own (file and shared-memory locks, about 15 µs); inside
+   * the group's, it is an index probe.
    */
   createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
     return new Promise<IdempotencyRecord | undefined>((resolve, reject) => {
