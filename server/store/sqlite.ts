@@ -240,6 +240,9 @@ const PAYMENT_COLUMNS = [
 
 const IDEMPOTENCY_COLUMNS = ['org_id', 'mode', 'key', 'fingerprint', 'status', 'body', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
 
+/** Idempotency records deleted per statement by the clean-up (a few milliseconds' work). */
+export const CLEANUP_CHUNK = 1000;
+
 /** How many payments read by session id are kept (a few MB at most). */
 const SESSION_CACHE_SIZE = 2000;
 
@@ -686,13 +689,29 @@ export class SqliteStore implements Store {
     return Number(result.numUpdatedRows) > 0;
   }
 
+  /**
+   * Organisation by organisation (each on its own clock, organisations are never deleted),
+   * as ranges of the (org_id, expires_at) index: the clean-up reads only what it deletes,
+   * however many live records there are. It deletes in chunks, and lets the event loop
+   * serve requests between them, so a large backlog never stalls the server.
+   */
   async deleteExpired(realNowMs: number): Promise<{ idempotencyRecords: number }> {
-    const result = await this.db
-      .deleteFrom('idempotency_keys')
-      .where(({ eb, ref }) =>
-        eb(ref('expires_at'), '<=', sql<number>`${realNowMs} + coalesce((select clock_offset_ms from organisations o where o.id = ${ref('idempotency_keys.org_id')}), 0)`),
-      )
-      .executeTakeFirst();
-    return { idempotencyRecords: Number(result.numDeletedRows) };
+    const organisations = await this.db.selectFrom('organisations').select(['id', 'clock_offset_ms']).execute();
+    let deleted = 0;
+    for (const org of organisations) {
+      const expired = this.db
+        .selectFrom('idempotency_keys')
+        .select(sql<number>`rowid`.as('rowid'))
+        .where('org_id', '=', org.id)
+        .where('expires_at', '<=', realNowMs + org.clock_offset_ms)
+        .limit(CLEANUP_CHUNK);
+      for (;;) {
+        const result = await this.db.deleteFrom('idempotency_keys').where(sql<number>`rowid`, 'in', expired).executeTakeFirst();
+        deleted += Number(result.numDeletedRows);
+        if (Number(result.numDeletedRows) < CLEANUP_CHUNK) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+    }
+    return { idempotencyRecords: deleted };
   }
 }

@@ -23,6 +23,7 @@ import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 import { CHECKPOINT_INTERVAL_MS } from '../../server/background.ts';
+import { CLEANUP_CHUNK } from '../../server/store/sqlite.ts';
 
 const DAY_SECONDS = 24 * 60 * 60;
 const CLEANUP_INTERVAL_MS = 50;
@@ -129,13 +130,16 @@ describe('idempotency records on disk', () => {
     expect(fresh.body.id).not.toBe(first.body.id);
   });
 
-  it('stays flat: 300 keyed creates leave 300 records, and none once 24 hours have passed', async () => {
+  // More records than one clean-up statement deletes, so that it takes several.
+  const BULK = CLEANUP_CHUNK + 250;
+
+  it(`stays flat: ${BULK} keyed creates leave ${BULK} records, and none once 24 hours have passed`, async () => {
     const org = await t.organisation();
     const token = await t.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
     const ids = new Set<string>();
-    for (let i = 0; i < 300; i += 20) {
+    for (let i = 0; i < BULK; i += 25) {
       const answers = await Promise.all(
-        Array.from({ length: 20 }, (_, j) =>
+        Array.from({ length: 25 }, (_, j) =>
           t.request('POST', '/api/checkout-sessions', {
             token,
             body: sessionRequest({ creditorReference: { reference: `INV-${i + j}` } }),
@@ -148,15 +152,15 @@ describe('idempotency records on disk', () => {
         ids.add(answer.body.id);
       }
     }
-    expect(ids.size).toBe(300);
-    expect(keyRows(org.id)).toBe(300);
-    expect(await t.server.store.countPayments(org.id)).toBe(300);
+    expect(ids.size).toBe(BULK);
+    expect(keyRows(org.id)).toBe(BULK);
+    expect(await t.server.store.countPayments(org.id)).toBe(BULK);
 
     await t.advanceClock(org.id, DAY_SECONDS + 1);
     expect(await eventually(() => keyRows(org.id), 0)).toBe(0);
     // The payments are kept; only the idempotency memory is gone.
-    expect(await t.server.store.countPayments(org.id)).toBe(300);
-  }, 30_000);
+    expect(await t.server.store.countPayments(org.id)).toBe(BULK);
+  }, 60_000);
 });
 
 describe('the database file', () => {
