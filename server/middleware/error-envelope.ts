@@ -13,6 +13,11 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
     try {
       await next();
     } catch (caught) {
+      if (ctx.res.headersSent) {
+        // The answer is out already: all that is left is to say so in the log.
+        log.error({ reqId: ctx.state.requestId, err: caught }, 'error after the answer was sent');
+        return;
+      }
       let error: ApiError;
       if (caught instanceof ApiError) {
         error = caught;
