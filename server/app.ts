@@ -166,7 +166,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
     } else {
       try {
-        body = parseBody(raw, ctx.get('content-type') || undefined);
+        body = parseBody(raw, type);
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         bodyProblem = error;

@@ -27,9 +27,9 @@ export function mediaType(contentType: string | undefined): string {
 
 export const isJson = (type: string) => type === 'application/json' || type.endsWith('+json');
 
-export function parseBody(raw: Buffer, contentType: string | undefined): unknown {
+/** `type`: the request's media type, as mediaType() gives it. */
+export function parseBody(raw: Buffer, type: string): unknown {
   if (raw.length === 0) return undefined;
-  const type = mediaType(contentType);
   const text = raw.toString('utf8');
   if (isJson(type)) {
     let value: unknown;
