@@ -299,14 +299,18 @@ export class SqliteStore implements Store {
       // Inserts take one argument per column, in the order of the column lists above.
       insertPayment: precompile(this.database, (...values: unknown[]) =>
         db.insertInto('payments').values(Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, values[i]])) as never), PAYMENT_COLUMNS.length),
-      // A record past its 24 hours may still be on disk until the next clean-up.
-      upsertIdempotency: precompile(this.database, (...values: unknown[]) => {
+      // Claims a key: inserts its record, or replaces one past its 24 hours (it may still be
+      // on disk until the next clean-up). A live record is left as it is, and nothing changes.
+      claimIdempotency: precompile(this.database, (...values: unknown[]) => {
         const row = Object.fromEntries(IDEMPOTENCY_COLUMNS.map((c, i) => [c, values[i]])) as never as IdempotencyKeysTable;
         return db
           .insertInto('idempotency_keys')
           .values(row)
           .onConflict((oc) =>
-            oc.columns(['org_id', 'mode', 'key']).doUpdateSet({ fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at }),
+            oc
+              .columns(['org_id', 'mode', 'key'])
+              .doUpdateSet({ fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at })
+              .where('idempotency_keys.expires_at', '<=', row.created_at),
           );
       }, IDEMPOTENCY_COLUMNS.length),
     };
@@ -436,9 +440,9 @@ export class SqliteStore implements Store {
    * still resolves only once its rows are committed. If the group fails (a constraint),
    * it is rolled back whole and each create is retried in a transaction of its own, so
    * only the faulty one fails (savepoints per create would cost more than the inserts).
-   * The idempotency key is looked up in the same transaction: on its own, a read costs a
+   * The idempotency key is claimed in the same transaction: on its own, a read costs a
    * WAL read transaction of its own (file and shared-memory locks, about 15 µs); inside
-   * the group's, it is an index probe.
+   * the group's, claiming it is part of storing its record.
    */
   createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
     return new Promise<IdempotencyRecord | undefined>((resolve, reject) => {
@@ -472,14 +476,12 @@ export class SqliteStore implements Store {
     batch.forEach((item, i) => item.resolve(holders[i]));
   }
 
+  /**
+   * The key is claimed first, in the statement that stores its record: a create (the
+   * common case) then costs no lookup of its own, and only a key held by a live record is
+   * read back, with nothing written.
+   */
   private insertPayment(payment: Payment, idempotency?: IdempotencyRecord): IdempotencyRecord | undefined {
-    if (idempotency) {
-      const holder = this.getIdempotency(idempotency.orgId, idempotency.mode, idempotency.key);
-      // A record past its 24 hours may still be on disk until the next clean-up: it is replaced.
-      if (holder && holder.expiresAt > idempotency.createdAt) return holder;
-    }
-    const row = paymentRow(payment);
-    this.queries.insertPayment.run(...PAYMENT_COLUMNS.map((c) => row[c]));
     if (idempotency) {
       const record: IdempotencyKeysTable = {
         org_id: idempotency.orgId,
@@ -491,8 +493,13 @@ export class SqliteStore implements Store {
         created_at: idempotency.createdAt,
         expires_at: idempotency.expiresAt,
       };
-      this.queries.upsertIdempotency.run(...IDEMPOTENCY_COLUMNS.map((c) => record[c]));
+      if (this.queries.claimIdempotency.run(...IDEMPOTENCY_COLUMNS.map((c) => record[c])).changes === 0) {
+        return this.getIdempotency(idempotency.orgId, idempotency.mode, idempotency.key);
+      }
     }
+    const row = paymentRow(payment);
+    this.queries.insertPayment.run(...PAYMENT_COLUMNS.map((c) => row[c]));
+    return undefined;
   }
 
   /**
