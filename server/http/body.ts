@@ -8,17 +8,22 @@ import { validationFailed } from './errors.ts';
 /** The documented bodies are two levels deep; far deeper nesting is refused, not recursed into. */
 const MAX_DEPTH = 32;
 
-function depthOf(value: unknown, limit: number): number {
-  let depth = 0;
-  let level: unknown[] = [value];
-  while (level.length > 0 && depth <= limit) {
-    const next: unknown[] = [];
-    for (const item of level) if (item && typeof item === 'object') next.push(...Object.values(item));
-    if (next.length === 0) break;
-    depth++;
-    level = next;
+/**
+ * Whether some value lies more than `limit` property or index steps below `value`. The
+ * recursion stops at limit + 1 levels whatever the input, and allocates nothing.
+ */
+function deeperThan(value: unknown, limit: number): boolean {
+  if (value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) {
+    if (value.length > 0 && limit === 0) return true;
+    for (let i = 0; i < value.length; i++) if (deeperThan(value[i], limit - 1)) return true;
+    return false;
   }
-  return depth;
+  for (const key in value) {
+    if (limit === 0) return true;
+    if (deeperThan((value as Record<string, unknown>)[key], limit - 1)) return true;
+  }
+  return false;
 }
 
 export function mediaType(contentType: string | undefined): string {
@@ -38,7 +43,7 @@ export function parseBody(raw: Buffer, type: string): unknown {
     } catch {
       return text;
     }
-    if (depthOf(value, MAX_DEPTH) > MAX_DEPTH) {
+    if (deeperThan(value, MAX_DEPTH)) {
       throw validationFailed([{ field: '', constraints: { maxDepth: `The request body must not be nested more than ${MAX_DEPTH} levels deep` } }]);
     }
     // openapi-backend parses string bodies again, so a JSON string goes on as its JSON

@@ -109,6 +109,25 @@ describe('validation (boundaries on both sides)', () => {
     expect(answer.body.error.details).toHaveLength(1);
   });
 
+  // Unknown fields are ignored, but not recursed into without end: a value may lie at most
+  // 32 steps below the body. `extra` is one step; the rest is nested arrays or objects.
+  it.each([
+    ['arrays', 32, true], ['arrays', 33, false], ['objects', 32, true], ['objects', 33, false],
+  ])('an extra field of nested %s, %i steps deep: accepted=%s', async (kind, steps, accepted) => {
+    const open = kind === 'arrays' ? '[' : '{"a":';
+    const close = kind === 'arrays' ? ']' : '}';
+    const extra = `${open.repeat(steps - 1)}0${close.repeat(steps - 1)}`;
+    const rawBody = JSON.stringify(sessionRequest()).replace(/}$/, `,"extra":${extra}}`);
+    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody, headers: { 'content-type': 'application/json' } });
+    if (accepted) {
+      expect(answer.status, answer.text).toBe(200);
+    } else {
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'validation_failed' });
+      expect(answer.body.error.details).toEqual([expect.objectContaining({ constraints: { maxDepth: expect.any(String) } })]);
+    }
+  });
+
   it('refuses a body over 1 MiB with validation_failed, not a crash', async () => {
     const answer = await create(withPatch((b) => (b.description = 'x'.repeat(1_100_000))));
     expect(answer.status).toBe(400);
