@@ -199,7 +199,12 @@ describe('the WAL under a steady stream of creates', () => {
     }
   }
 
-  it('is rewound again and again, stays bounded, and loses no create', async () => {
+  // The load runs at full speed for 3 s on a machine the other test files share. Starved
+  // of CPU, the background thread can fall behind for a second and the WAL outgrow its
+  // bound once (seen in CI: 11.8 MB for 2,836 creates); such a run is retried. A server
+  // that does not rewind on length fails every attempt (with the hold disabled: 2 and 4
+  // rewinds where at least 6 are expected).
+  it('is rewound again and again, stays bounded, and loses no create', { retry: 2, timeout: 30_000 }, async () => {
     const org = await w.organisation();
     const token = await w.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
     const before = rewinds();
@@ -225,7 +230,7 @@ describe('the WAL under a steady stream of creates', () => {
     expect(rewinds() - before).toBeGreaterThanOrEqual(Math.floor((0.6 * LOAD_MS) / CHECKPOINT_INTERVAL_MS));
     expect(largest).toBeLessThan(outcome.created * FRAME_BYTES);
     expect(await w.server.store.countPayments(org.id)).toBe(outcome.created);
-  }, 30_000);
+  });
 });
 
 /** The load of the WAL test, run on a worker thread: keyed creates from `clients` loops for `ms`. */
