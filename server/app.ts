@@ -21,7 +21,7 @@ import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
 import { ApiError, validationFailed } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
-import { respondJson } from './http/respond.ts';
+import { requestArrived, respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
 import { rawBody } from './middleware/raw-body.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -140,7 +140,10 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const app = new Koa();
   // The address (and so publicUrl) is known only once listening; the app is composed after.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const server = http.createServer((req, res) => handle(req, res));
+  const server = http.createServer((req, res) => {
+    requestArrived();
+    handle(req, res);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 4010, host, () => resolve());

@@ -13,8 +13,10 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
     try {
       await next();
     } catch (caught) {
-      if (ctx.res.headersSent) {
-        // The answer is out already: all that is left is to say so in the log.
+      // respondJson sets `ctx.respond = false` as it makes the answer, which may wait for
+      // the end of the turn before it is written (see respond.ts).
+      if (ctx.res.headersSent || ctx.respond === false) {
+        // The answer is made already: all that is left is to say so in the log.
         log.error({ reqId: ctx.state.requestId, err: caught }, 'error after the answer was sent');
         return;
       }
