@@ -458,7 +458,7 @@ export interface components {
         /**
          * RedirectUrl
          * Format: uri
-         * @description Valid absolute URL. On success the payer's browser is sent here with `transactionId=<uuid>` and `checkoutSessionId=<cs_id>` appended as query parameters, preserving the merchant's own query parameters. An id in a URL is not proof of payment: read the session back before fulfilling.
+         * @description Valid absolute URL: RFC 3986 syntax that the URL Standard (what browsers use) also parses, so a port over 65535 or an empty or malformed host is refused. On success the payer's browser is sent here with `transactionId=<uuid>` and `checkoutSessionId=<cs_id>` appended as query parameters, preserving the merchant's own query parameters. An id in a URL is not proof of payment: read the session back before fulfilling.
          * @example https://shop.example.com/checkout/done?order=1001
          */
         RedirectUrl: string;
@@ -884,6 +884,11 @@ export interface components {
          */
         Unauthorized: {
             headers: {
+                /**
+                 * @description The scheme to use (RFC 9110 11.6.1, RFC 6750 3): `Bearer realm="api"`, with `error="invalid_token"` when a token was sent and is expired, unverifiable or of a removed key. Branch on `error.code`, not on this header.
+                 * @example Bearer realm="api", error="invalid_token"
+                 */
+                "WWW-Authenticate"?: string;
                 [name: string]: unknown;
             };
             content: {
@@ -921,8 +926,10 @@ export interface components {
          *        create a second one.
          *
          *     Keys are scoped to the API key's organisation and mode (test or live), and "identical
-         *     body" means the same JSON value: key order and whitespace do not matter. These two
-         *     points are this description's modelling (the document does not say).
+         *     body" means the same JSON value (key order and whitespace do not matter) sent to the
+         *     same create endpoint: a key used on another create endpoint answers
+         *     `idempotency_error`. These points are this description's modelling (the document does
+         *     not say). Send the header once: a repeated `Idempotency-Key` is `validation_failed`.
          * @example 6f1c2a9e-5b7d-4e3f-8a1b-2c3d4e5f6a7b
          */
         IdempotencyKey: string;
@@ -1022,8 +1029,10 @@ export interface operations {
                  *        create a second one.
                  *
                  *     Keys are scoped to the API key's organisation and mode (test or live), and "identical
-                 *     body" means the same JSON value: key order and whitespace do not matter. These two
-                 *     points are this description's modelling (the document does not say).
+                 *     body" means the same JSON value (key order and whitespace do not matter) sent to the
+                 *     same create endpoint: a key used on another create endpoint answers
+                 *     `idempotency_error`. These points are this description's modelling (the document does
+                 *     not say). Send the header once: a repeated `Idempotency-Key` is `validation_failed`.
                  * @example 6f1c2a9e-5b7d-4e3f-8a1b-2c3d4e5f6a7b
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1095,8 +1104,10 @@ export interface operations {
                  *        create a second one.
                  *
                  *     Keys are scoped to the API key's organisation and mode (test or live), and "identical
-                 *     body" means the same JSON value: key order and whitespace do not matter. These two
-                 *     points are this description's modelling (the document does not say).
+                 *     body" means the same JSON value (key order and whitespace do not matter) sent to the
+                 *     same create endpoint: a key used on another create endpoint answers
+                 *     `idempotency_error`. These points are this description's modelling (the document does
+                 *     not say). Send the header once: a repeated `Idempotency-Key` is `validation_failed`.
                  * @example 6f1c2a9e-5b7d-4e3f-8a1b-2c3d4e5f6a7b
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
@@ -1168,8 +1179,10 @@ export interface operations {
                  *        create a second one.
                  *
                  *     Keys are scoped to the API key's organisation and mode (test or live), and "identical
-                 *     body" means the same JSON value: key order and whitespace do not matter. These two
-                 *     points are this description's modelling (the document does not say).
+                 *     body" means the same JSON value (key order and whitespace do not matter) sent to the
+                 *     same create endpoint: a key used on another create endpoint answers
+                 *     `idempotency_error`. These points are this description's modelling (the document does
+                 *     not say). Send the header once: a repeated `Idempotency-Key` is `validation_failed`.
                  * @example 6f1c2a9e-5b7d-4e3f-8a1b-2c3d4e5f6a7b
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];

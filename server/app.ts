@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import Koa, { type Context as KoaContext } from 'koa';
@@ -16,12 +17,13 @@ import { docsSite } from './docs/site.ts';
 import { Idempotency, type Reply } from './domain/idempotency.ts';
 import { newSandboxToken } from './domain/ids.ts';
 import { createOrganisation } from './domain/organisations.ts';
+import { refuseWebhookUrl } from './domain/webhook-target.ts';
 import { MALFORMED } from './handlers/createAccessToken.ts';
 import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
-import { ApiError, validationFailed } from './http/errors.ts';
+import { ApiError, envelope, validationFailed, type ErrorDetail } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
-import { requestArrived, respondJson } from './http/respond.ts';
+import { JSON_TYPE, requestArrived, respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
 import { rawBody } from './middleware/raw-body.ts';
 import { requestLog } from './middleware/request-log.ts';
@@ -74,6 +76,8 @@ export interface PaymentServer {
 }
 
 const TOKEN_PATH = '/api/token';
+/** RFC 9110 11.6.1: a 401 names the scheme that would work. */
+const API_CHALLENGE = 'Bearer realm="api"';
 
 function sameSecret(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
@@ -105,13 +109,30 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     },
     unauthorized: (_c, scope) => {
       const auth = scope.auth;
-      return auth && !auth.ok ? new ApiError(401, auth.code, auth.message) : new ApiError(401, 'unauthorized', 'Authentication required.');
+      if (!auth || auth.ok || auth.code === 'unauthorized') return new ApiError(401, 'unauthorized', auth?.ok === false ? auth.message : 'Authentication required.', null, undefined, { 'www-authenticate': API_CHALLENGE });
+      // A token was sent and is not good (RFC 6750 3.1: invalid_token covers expired and revoked).
+      return new ApiError(401, auth.code, auth.message, null, undefined, { 'www-authenticate': `${API_CHALLENGE}, error="invalid_token"` });
     },
     // The token endpoint answers its failures as { error: <string> }, not the envelope.
     onValidationFail: (c, scope) => {
       if (c.operation?.operationId === 'createAccessToken') return MALFORMED;
       if (scope.bodyProblem) throw scope.bodyProblem;
       return undefined;
+    },
+    moreValidation: (c, scope) => {
+      const details: ErrorDetail[] = [];
+      // Node joins a repeated header with ", ": two keys are not one key.
+      const key = c.request.headers['idempotency-key'];
+      if (typeof key === 'string' && key.includes(', ') && scope.koa.req.headersDistinct['idempotency-key']!.length > 1) {
+        details.push({ field: 'Idempotency-Key', constraints: { single: 'Idempotency-Key must be sent once' } });
+      }
+      // Which webhook targets are allowed depends on the key's mode.
+      const body = c.request.requestBody as { webhookUrl?: unknown } | undefined;
+      if (scope.auth?.ok && typeof body === 'object' && body !== null && typeof body.webhookUrl === 'string') {
+        const refusal = refuseWebhookUrl(body.webhookUrl, scope.auth.apiKey.mode);
+        if (refusal) details.push({ field: 'webhookUrl', constraints: { publiclyReachable: refusal } });
+      }
+      return details;
     },
   });
   const sandboxApi = sandboxToken
@@ -124,7 +145,10 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
             return Boolean(match && sameSecret(match[1]!, sandboxToken));
           },
         },
-        unauthorized: () => new ApiError(401, 'unauthorized', 'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).'),
+        unauthorized: () =>
+          new ApiError(401, 'unauthorized', 'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).', null, undefined, {
+            'www-authenticate': 'Bearer realm="sandbox"',
+          }),
         onValidationFail: (_c, scope) => {
           if (scope.bodyProblem) throw scope.bodyProblem;
           return undefined;
@@ -140,7 +164,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const app = new Koa();
   // The address (and so publicUrl) is known only once listening; the app is composed after.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
-  const server = http.createServer((req, res) => {
+  // requireHostHeader off: Node would answer a missing Host with a bare 400; requireHost does, in the envelope.
+  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
     requestArrived();
     handle(req, res);
   });
@@ -152,6 +177,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const publicUrl = (options.publicUrl ?? url).replace(/\/$/, '');
   const docsUrl = (options.docsUrl ?? `${publicUrl}/docs`).replace(/\/$/, '');
+  server.on('clientError', answerUnreadable(docsUrl, log));
 
   const webhooks = new WebhookDispatcher(store, log, { pollIntervalMs: options.webhookPollIntervalMs });
   const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, webhooks, log };
@@ -197,12 +223,22 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
 
   app.use(requestLog(log));
   app.use(errorEnvelope(docsUrl, log));
+  app.use(function requireHost(ctx, next) {
+    // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
+    if (ctx.req.headers.host === undefined && ctx.req.httpVersion === '1.1') {
+      throw validationFailed([{ field: 'Host', constraints: { required: 'HTTP/1.1 requests must carry a Host header' } }]);
+    }
+    return next();
+  });
   app.use(rawBody());
   // The APIs first: their requests, the bulk of the traffic, skip the page middlewares.
   app.use(async function route(ctx, next) {
     if (ctx.path.startsWith('/api/')) return dispatch(ctx, publicApi);
     if (ctx.path.startsWith('/sandbox/') && sandboxApi) return dispatch(ctx, sandboxApi);
-    if (ctx.path === '/healthz') return respondJson(ctx, 200, '{"ok":true}');
+    if (ctx.path === '/healthz') {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not supported on /healthz.`, null, undefined, { allow: 'GET, HEAD' });
+      return respondJson(ctx, 200, '{"ok":true}');
+    }
     return next();
   });
   app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
@@ -253,6 +289,37 @@ function pickHeaders(headers: KoaContext['headers']): KoaContext['headers'] {
     if (value !== undefined) picked[name] = value;
   }
   return picked as KoaContext['headers'];
+}
+
+/**
+ * Requests Node's HTTP parser refuses before the app sees them (headers over 16 KiB, a
+ * control character in a header, an unknown method, bytes that are not HTTP) get the
+ * envelope too, instead of Node's bare status line, and the connection is closed.
+ */
+function answerUnreadable(docsUrl: string, log: Logger) {
+  return (error: NodeJS.ErrnoException, socket: Duplex): void => {
+    // As Node's own handler: nothing is written into an answer already under way on this
+    // connection (`_httpMessage`, the response in flight), and the connection is closed.
+    const inFlight = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
+    if (error.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+      socket.destroy();
+      return;
+    }
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
+      socket.destroy();
+      return;
+    }
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    const problem = tooLarge ? 'The request headers must be at most 16 KiB' : 'The request is not valid HTTP/1.1';
+    const body = JSON.stringify(envelope(validationFailed([{ field: '', constraints: { [tooLarge ? 'maxSize' : 'http']: problem } }]), docsUrl));
+    log.warn({ code: error.code }, 'unreadable request refused');
+    socket.write(
+      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: ${JSON_TYPE}\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
+    );
+    socket.destroy();
+  };
 }
 
 function send(ctx: KoaContext, reply: Reply): void {

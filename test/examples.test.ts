@@ -103,6 +103,9 @@ describe('the example check itself', () => {
     expect(total(0.07)).toBe(true);
     expect(total(4.35)).toBe(true);
     expect(total(1.005)).toBe(false);
+    // Within a tolerance of a whole cent, but more than two decimals all the same.
+    expect(total(1e-10)).toBe(false);
+    expect(total(0.30000000000000004)).toBe(false);
   });
 
   it('rejects an example that breaks its schema', () => {

@@ -7,14 +7,15 @@
  * 3. A 500 is never stored: a retry with the same key completes the original request.
  *
  * Keys are scoped to the organisation and mode; "identical body" means the same JSON
- * value (key order and whitespace do not matter). Concurrent requests with one key wait
+ * value (key order and whitespace do not matter) sent to the same create endpoint: a key
+ * first used to create a session, reused to create a payment link, is another request. Concurrent requests with one key wait
  * for the first, so exactly one payment is created and all get the same answer. Only
  * successful creates are remembered: a 4xx changes nothing, so after a fix the same key
  * can be used again.
  */
 import { hash } from 'node:crypto';
 import { ApiError } from '../http/errors.ts';
-import type { IdempotencyRecord, Mode, Payment, Store } from '../store/types.ts';
+import type { IdempotencyRecord, Mode, Payment, PaymentKind, Store } from '../store/types.ts';
 import { HOUR } from './clock.ts';
 
 export const IDEMPOTENCY_MEMORY_MS = 24 * HOUR;
@@ -49,6 +50,8 @@ export interface IdempotencyScope {
   orgId: string;
   mode: Mode;
   key: string;
+  /** What the request creates (one kind per create endpoint). */
+  kind: PaymentKind;
   now: number;
 }
 
@@ -89,6 +92,7 @@ export class Idempotency {
         orgId: scope.orgId,
         mode: scope.mode,
         key: scope.key,
+        kind: scope.kind,
         fingerprint,
         status,
         body: json,
@@ -105,7 +109,7 @@ export class Idempotency {
         continue;
       }
       const attempt = create(save).catch((error: unknown) => {
-        if (error instanceof KeyTaken) return replay(error.record, fingerprint);
+        if (error instanceof KeyTaken) return replay(error.record, scope.kind, fingerprint);
         throw error;
       });
       this.inflight.set(id, attempt);
@@ -118,7 +122,10 @@ export class Idempotency {
   }
 }
 
-function replay(record: IdempotencyRecord, fingerprint: string): Reply {
+function replay(record: IdempotencyRecord, kind: PaymentKind, fingerprint: string): Reply {
+  if (record.kind !== null && record.kind !== kind) {
+    throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used on another endpoint in the last 24 hours. Use a new key for a new payment.');
+  }
   if (record.fingerprint !== fingerprint) {
     throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.');
   }

@@ -76,8 +76,13 @@ export async function attempt(store: Store, payment: Payment, rail: Rail, outcom
   return { payment: { ...payment, ...update }, webhook: queued };
 }
 
-/** Where the payer's browser goes after a successful attempt: the merchant's own parameters kept. */
-export function redirectAfterSuccess(payment: Payment): string {
+/**
+ * Where the payer's browser goes after a successful attempt: the merchant's own
+ * parameters kept. Null for a stored URL that does not parse (creates refuse those; an
+ * older server did not), so the payment page is shown instead of an error after paying.
+ */
+export function redirectAfterSuccess(payment: Payment): string | null {
+  if (!URL.canParse(payment.redirectUrl)) return null;
   const url = new URL(payment.redirectUrl);
   url.searchParams.set('transactionId', payment.transactionId);
   if (payment.sessionId) url.searchParams.set('checkoutSessionId', payment.sessionId);

@@ -1,14 +1,13 @@
 /**
- * What the three creates share: the webhook target check for the key's mode, the
- * organisation's configuration, idempotency, and the `internal_error_after_commit` fault
- * (the payment is committed, then the answer is a 500, as a crash after commit would be).
+ * What the three creates share: the organisation's configuration, idempotency, and the
+ * `internal_error_after_commit` fault (the payment is committed, then the answer is a
+ * 500, as a crash after commit would be).
  */
 import type { Context } from 'openapi-backend';
 import { orgNow } from '../domain/clock.ts';
 import type { Reply, Save } from '../domain/idempotency.ts';
 import { checkConfiguration, newPayment, type CreateFields } from '../domain/payments.ts';
-import { refuseWebhookUrl } from '../domain/webhook-target.ts';
-import { ApiError, validationFailed } from '../http/errors.ts';
+import { ApiError } from '../http/errors.ts';
 import { authenticated, type Scope } from '../scope.ts';
 import type { Payment, PaymentKind } from '../store/types.ts';
 
@@ -21,10 +20,7 @@ export async function createPayment(
   const { apiKey, org } = authenticated(scope);
   const { store, idempotency } = scope.services;
   const fields = c.request.requestBody as CreateFields;
-  if (fields.webhookUrl !== undefined) {
-    const refusal = refuseWebhookUrl(fields.webhookUrl, apiKey.mode);
-    if (refusal) throw validationFailed([{ field: 'webhookUrl', constraints: { publiclyReachable: refusal } }]);
-  }
+  // The webhook target was checked with the schemas (moreValidation in app.ts).
   checkConfiguration(org, fields);
 
   const now = orgNow(org);
@@ -39,5 +35,5 @@ export async function createPayment(
     return { status: 200, json };
   };
   if (typeof key !== 'string') return create(idempotency.saveOnly);
-  return idempotency.run({ orgId: org.id, mode: apiKey.mode, key, now }, fields, create);
+  return idempotency.run({ orgId: org.id, mode: apiKey.mode, key, kind, now }, fields, create);
 }

@@ -3,6 +3,7 @@
  * form-encoded bodies become values; anything else stays a string, which the
  * description's schemas then refuse (openapi-backend reports malformed JSON itself).
  */
+import { isUtf8 } from 'node:buffer';
 import { validationFailed } from './errors.ts';
 
 /** The documented bodies are two levels deep; far deeper nesting is refused, not recursed into. */
@@ -35,8 +36,11 @@ export const isJson = (type: string) => type === 'application/json' || type.ends
 /** `type`: the request's media type, as mediaType() gives it. */
 export function parseBody(raw: Buffer, type: string): unknown {
   if (raw.length === 0) return undefined;
-  const text = raw.toString('utf8');
   if (isJson(type)) {
+    // JSON is UTF-8 (RFC 8259; a charset parameter has no effect). Decoding other bytes
+    // would store U+FFFD in place of what was sent.
+    if (!isUtf8(raw)) throw validationFailed([{ field: '', constraints: { utf8: 'The request body must be valid UTF-8' } }]);
+    const text = raw.toString('utf8');
     let value: unknown;
     try {
       value = JSON.parse(text);
@@ -50,6 +54,7 @@ export function parseBody(raw: Buffer, type: string): unknown {
     // text: parsed once more it is a string, which the schema refuses.
     return typeof value === 'string' ? text : value;
   }
+  const text = raw.toString('utf8');
   if (type === 'application/x-www-form-urlencoded') {
     const form: Record<string, string | string[]> = {};
     for (const [key, value] of new URLSearchParams(text)) {

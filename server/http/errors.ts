@@ -16,6 +16,8 @@ export class ApiError extends Error {
     message: string,
     readonly param: string | null = null,
     readonly details?: ErrorDetail[],
+    /** HTTP headers the answer must carry (Allow on a 405, WWW-Authenticate on a 401). */
+    readonly headers?: Readonly<Record<string, string>>,
   ) {
     super(message);
     this.name = 'ApiError';

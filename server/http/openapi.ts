@@ -6,8 +6,9 @@
  *   validate parameters and body against the description → 400 validation_failed
  *   handler  keyed by operationId
  *
- * ajv is the 2020-12 dialect of OpenAPI 3.1, with formats, and decimal-exact
- * `multipleOf` so that 19.99 passes `multipleOf: 0.01` and 1.005 does not.
+ * ajv is the 2020-12 dialect of OpenAPI 3.1, with formats, `uri` also parsed by the URL
+ * Standard and `multipleOf` decided on decimals (formats.ts): 19.99 passes
+ * `multipleOf: 0.01`; 1.005 and 1e-10 do not.
  *
  * The library's definition handling, handler registry and ajv validators stay; its
  * router (`matchOperation`, `parseRequest`), the request validator's orchestration and
@@ -19,7 +20,8 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Context as KoaContext } from 'koa';
 import { OpenAPIBackend, type Context, type Document, type Operation, type Request } from 'openapi-backend';
-import { ApiError, validationFailed } from './errors.ts';
+import { ApiError, validationFailed, type ErrorDetail } from './errors.ts';
+import { readExactly } from './formats.ts';
 import type { Reply } from '../domain/idempotency.ts';
 import { LeanRouter } from './router.ts';
 import { leanValidateRequest } from './validate-request.ts';
@@ -37,6 +39,12 @@ export interface BackendOptions<S> {
   unauthorized: (c: Context, scope: S) => ApiError;
   /** Operations that answer validation failures in their own way (the token endpoint). */
   onValidationFail?: (c: Context, scope: S) => Reply | undefined;
+  /**
+   * Field checks the schemas cannot make (they depend on the caller), run with schema
+   * validation so that `details` lists every problem at once; a field the schemas already
+   * refused is not checked again.
+   */
+  moreValidation?: (c: Context, scope: S) => ErrorDetail[];
 }
 
 export interface RequestInput {
@@ -52,6 +60,7 @@ export class Backend<S> {
     private readonly api: OpenAPIBackend,
     /** Every query parameter some operation declares. */
     private readonly queryNames: ReadonlySet<string>,
+    private readonly moreValidation?: BackendOptions<S>['moreValidation'],
   ) {}
 
   static async create<S>(options: BackendOptions<S>): Promise<Backend<S>> {
@@ -70,8 +79,8 @@ export class Backend<S> {
         // the 2020-12 meta-schema (about a second of CPU and several MB) only to check our
         // own schemas, which Redocly lint and the example tests already check. Requests are
         // validated exactly as before.
-        const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, multipleOfPrecision: 8, validateSchema: false });
-        addFormats(ajv);
+        const ajv = new Ajv2020({ ...ajvOpts, strict: false, allErrors: true, validateSchema: false });
+        readExactly(addFormats(ajv));
         return ajv as never;
       },
     });
@@ -96,7 +105,8 @@ export class Backend<S> {
         throw new ApiError(404, 'not_found', 'No such resource.');
       },
       methodNotAllowed: async (c: Context) => {
-        throw new ApiError(405, 'method_not_allowed', `${c.request.method.toUpperCase()} is not supported on ${c.request.path}.`);
+        const allow = lean.allowedMethods(c.request.path).join(', ');
+        throw new ApiError(405, 'method_not_allowed', `${c.request.method.toUpperCase()} is not supported on ${c.request.path}.`, null, undefined, { allow });
       },
       unauthorizedHandler: async (c: Context, scope: S) => {
         throw options.unauthorized(c, scope);
@@ -104,14 +114,18 @@ export class Backend<S> {
       validationFail: async (c: Context, scope: S) => {
         const own = options.onValidationFail?.(c, scope);
         if (own) return own;
-        throw validationFailed(detailsFromAjv(c.validation.errors ?? []));
+        const details = detailsFromAjv(c.validation.errors ?? []);
+        for (const detail of (c.validation as { more?: ErrorDetail[] }).more ?? []) {
+          if (!details.some((d) => d.field === detail.field)) details.push(detail);
+        }
+        throw validationFailed(details);
       },
       // Every described operation has a handler; reaching this is a server bug.
       notImplemented: async (c: Context) => {
         throw new Error(`no handler for ${c.operation?.operationId}`);
       },
     });
-    return new Backend<S>(api, queryNames);
+    return new Backend<S>(api, queryNames, options.moreValidation);
   }
 
   handle(input: RequestInput, scope: S): Promise<Reply> {
@@ -119,15 +133,17 @@ export class Backend<S> {
     // add harmless ones (cache busters) and the document names no error for them.
     const query: Record<string, string | string[]> = {};
     for (const name of this.queryNames) if (input.query[name] !== undefined) query[name] = input.query[name]!;
-    return this.pipeline({ ...input, query } as Request, scope);
+    // HEAD is GET without the body (RFC 9110 9.3.2); Node leaves the body out.
+    const method = input.method === 'HEAD' ? 'GET' : input.method;
+    return this.pipeline({ ...input, method, query } as Request, scope);
   }
 
   /**
    * The steps of `OpenAPIBackend.handleRequest`, in its order and with its outcomes, for
    * what this server registers (no pre- or post-handlers, validation on, no coercion):
    * route (404, 405) → every security scheme of the operation (401 through
-   * `unauthorizedHandler` unless one requirement is wholly met) → request validation
-   * (`validationFail`) → the operation's handler. The library wraps these steps in an
+   * `unauthorizedHandler` unless one requirement is wholly met) → request validation,
+   * with our `moreValidation` (`validationFail`) → the operation's handler. The library wraps these steps in an
    * async closure, lodash calls and three promise chains per scheme, about a twentieth
    * of a GET.
    */
@@ -167,7 +183,9 @@ export class Backend<S> {
     if (!authorized && requirements.length > 0) return handlers.unauthorizedHandler!(context, scope);
 
     context.validation = api.validator.validateRequest(req, operation);
-    if (context.validation.errors) return handlers.validationFail!(context, scope);
+    const more = this.moreValidation?.(context, scope) ?? [];
+    if (more.length > 0) Object.assign(context.validation, { valid: false, more });
+    if (context.validation.errors || more.length > 0) return handlers.validationFail!(context, scope);
     const handler = handlers[operation.operationId!] ?? handlers.notImplemented!;
     return handler(context, scope);
   }

@@ -100,6 +100,16 @@ export class LeanRouter {
     return fail(pathMatched ? '405-methodNotAllowed: this method is not registered for the route' : '404-notFound: no route matches request');
   }
 
+  /** The methods some operation of `path` takes, upper-case, HEAD wherever GET is (for 405's Allow). */
+  allowedMethods(path: string): string[] {
+    const relative = this.normalizePath(normalizeRequest({ path, method: 'get' } as Request).path);
+    const methods = new Set<string>();
+    for (const method of this.exact.get(relative)?.keys() ?? []) methods.add(method);
+    for (const template of this.templates) if (template.matches.test(relative)) for (const method of template.byMethod.keys()) methods.add(method);
+    if (methods.has('get')) methods.add('head');
+    return [...methods].map((m) => m.toUpperCase()).sort();
+  }
+
   /** As `OpenAPIRouter.parseRequest`: a new object on every call, as the handlers may change it. */
   parseRequest(req: Request, operation?: Operation): ParsedRequest {
     const rawHeaders = (req.headers ?? {}) as Record<string, string | string[] | undefined>;

@@ -27,6 +27,7 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
         error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
       }
+      for (const [name, value] of Object.entries(error.headers ?? {})) ctx.res.setHeader(name, value);
       respondJson(ctx, error.status, JSON.stringify(envelope(error, docsUrl)));
     }
   };

@@ -5,7 +5,7 @@
  * the merchant's redirectUrl with transactionId (and checkoutSessionId) appended.
  * A completed or expired payment shows a clear page instead.
  */
-import type { Middleware } from 'koa';
+import type { Context, Middleware } from 'koa';
 import { orgNow } from '../domain/clock.ts';
 import type { Outcome } from '../domain/lifecycle.ts';
 import { statusAt } from '../domain/payments.ts';
@@ -139,20 +139,28 @@ export function hostedPage(services: Services): Middleware {
     const rail = form.get('rail');
     const outcome = form.get('outcome');
     if (payment.mode !== 'test' || (rail !== 'card' && rail !== 'open_banking') || !OUTCOMES.some(([o]) => o === outcome)) {
-      ctx.redirect(page);
-      ctx.status = 303;
+      seeOther(ctx, page);
       return;
     }
     try {
       const done = await payerAttempt({ services, koa: ctx }, payment, rail, outcome as Outcome);
-      ctx.status = 303;
-      ctx.redirect(done.redirectTo ?? `${page}?result=${outcome}`);
-      ctx.status = 303;
+      seeOther(ctx, done.redirectTo ?? `${page}?result=${outcome}`);
     } catch (error) {
       if (!(error instanceof ApiError)) throw error;
       // Completed meanwhile, expired, or a rail not allowed: the page says where things stand.
-      ctx.redirect(page);
-      ctx.status = 303;
+      seeOther(ctx, page);
     }
   };
+}
+
+/**
+ * 303 to `location`, with a plain-text body. Koa's redirect writes an HTML link to the
+ * target, and the merchant's redirectUrl may be any absolute URL (`javascript:` too):
+ * browsers do not follow such a Location, but a link on this page would run it.
+ */
+function seeOther(ctx: Context, location: string): void {
+  ctx.redirect(location);
+  ctx.status = 303;
+  ctx.type = 'text/plain; charset=utf-8';
+  ctx.body = 'See Other';
 }

@@ -100,10 +100,10 @@ export const sandboxHandlers = {
   async listWebhookDeliveries(c: Context, scope: Scope) {
     const { transactionId, checkoutSessionId } = c.request.query as { transactionId?: string; checkoutSessionId?: string };
     if ((transactionId === undefined) === (checkoutSessionId === undefined)) {
-      const field = transactionId === undefined ? '' : 'checkoutSessionId';
-      throw new ApiError(400, 'validation_failed', 'Give exactly one of transactionId and checkoutSessionId.', null, [
-        { field, constraints: { exactlyOne: 'Give exactly one of transactionId and checkoutSessionId' } },
-      ]);
+      // Neither: the query as a whole is to blame; both: each of them (param null either way).
+      const fields = transactionId === undefined ? [''] : ['transactionId', 'checkoutSessionId'];
+      const constraints = { exactlyOne: 'Give exactly one of transactionId and checkoutSessionId' };
+      throw new ApiError(400, 'validation_failed', 'Give exactly one of transactionId and checkoutSessionId.', null, fields.map((field) => ({ field, constraints })));
     }
     const payment = await scope.services.store.findPayment(transactionId !== undefined ? { transactionId } : { sessionId: checkoutSessionId! });
     if (!payment) throw notFound('payment');

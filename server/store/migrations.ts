@@ -114,6 +114,13 @@ const migrations: Record<string, Migration> = {
       await db.schema.createIndex('webhook_deliveries_transaction').on('webhook_deliveries').columns(['transaction_id', 'id']).execute();
     },
   },
+  // Which create a key was used on: the same key on another create endpoint is another
+  // request. Records written before this migration have none and match any endpoint.
+  '0003_idempotency_kind': {
+    async up(db: Kysely<any>) {
+      await db.schema.alterTable('idempotency_keys').addColumn('kind', 'text').execute();
+    },
+  },
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type Generated, type Selectable } from 'kysely';
 import { checkpointInBackground } from '../background.ts';
 import { migrationProvider } from './migrations.ts';
-import type { ApiKey, DeliveryRecord, FaultKind, IdempotencyRecord, Mode, Organisation, OutboxEntry, Payment, PaymentUpdate, Store } from './types.ts';
+import type { ApiKey, DeliveryRecord, FaultKind, IdempotencyRecord, Mode, Organisation, OutboxEntry, Payment, PaymentKind, PaymentUpdate, Store } from './types.ts';
 
 interface OrganisationsTable {
   id: string;
@@ -82,6 +82,7 @@ interface IdempotencyKeysTable {
   org_id: string;
   mode: string;
   key: string;
+  kind: string | null;
   fingerprint: string;
   status: number;
   body: string;
@@ -238,7 +239,7 @@ const PAYMENT_COLUMNS = [
   'updated_at', 'expires_at', 'completed_at',
 ] as const satisfies ReadonlyArray<keyof PaymentsTable>;
 
-const IDEMPOTENCY_COLUMNS = ['org_id', 'mode', 'key', 'fingerprint', 'status', 'body', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
+const IDEMPOTENCY_COLUMNS = ['org_id', 'mode', 'key', 'kind', 'fingerprint', 'status', 'body', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
 
 /** Idempotency records deleted per statement by the clean-up (a few milliseconds' work). */
 export const CLEANUP_CHUNK = 1000;
@@ -309,7 +310,7 @@ export class SqliteStore implements Store {
           .onConflict((oc) =>
             oc
               .columns(['org_id', 'mode', 'key'])
-              .doUpdateSet({ fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at })
+              .doUpdateSet({ kind: row.kind, fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at })
               .where('idempotency_keys.expires_at', '<=', row.created_at),
           );
       }, IDEMPOTENCY_COLUMNS.length),
@@ -487,6 +488,7 @@ export class SqliteStore implements Store {
         org_id: idempotency.orgId,
         mode: idempotency.mode,
         key: idempotency.key,
+        kind: idempotency.kind,
         fingerprint: idempotency.fingerprint,
         status: idempotency.status,
         body: idempotency.body,
@@ -671,7 +673,7 @@ export class SqliteStore implements Store {
   private getIdempotency(orgId: string, mode: Mode, key: string): IdempotencyRecord | undefined {
     const row = this.queries.idempotency.get(orgId, mode, key) as Selectable<IdempotencyKeysTable> | undefined;
     return row
-      ? { orgId: row.org_id, mode: row.mode as Mode, key: row.key, fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at }
+      ? { orgId: row.org_id, mode: row.mode as Mode, key: row.key, kind: row.kind as PaymentKind | null, fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at }
       : undefined;
   }
 

@@ -101,6 +101,8 @@ export interface IdempotencyRecord {
   orgId: string;
   mode: Mode;
   key: string;
+  /** What the key created: the same key on another create endpoint is another request (null: a record from before this was kept). */
+  kind: PaymentKind | null;
   /** Hash of the request body's canonical JSON. */
   fingerprint: string;
   status: number;

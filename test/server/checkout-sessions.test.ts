@@ -28,6 +28,8 @@ describe('validation (boundaries on both sides)', () => {
   it.each([
     [0, false], [0.01, true], [19.99, true], [0.07, true], [4.35, true], [10000, true], [10000.01, false],
     [1.005, false], [-5, false], ['25.00', false], [null, false],
+    // A cent away by less than a tolerance would see: still more than two decimals.
+    [1e-10, false], [0.30000000000000004, false], [1.0000000001, false], [9999.99, true], [1e2, true],
   ])('amount.total %j: accepted=%s', async (total, accepted) => {
     const answer = await create(withPatch((b) => (b.amount.total = total)));
     if (accepted) {
@@ -67,6 +69,9 @@ describe('validation (boundaries on both sides)', () => {
 
   it.each([
     ['https://shop.example.com/done', true], ['http://shop.example.com/done', true], ['/relative', false], ['shop.example.com', false],
+    ['https://shop.example.com:65535/done', true], ['shopapp://checkout/done', true],
+    // RFC 3986 syntax, but no URL a browser can open (the URL Standard refuses them).
+    ['https://shop.example.com:99999/done', false], ['https://', false], ['https://256.256.256.256/', false],
   ])('redirectUrl %j: accepted=%s', async (url, accepted) => {
     expect((await create(withPatch((b) => (b.redirectUrl = url)))).status).toBe(accepted ? 200 : 400);
   });
@@ -100,6 +105,23 @@ describe('validation (boundaries on both sides)', () => {
     }
     expect(answer.body.error.details.find((d: any) => d.field === 'amount.total').constraints).toHaveProperty('max');
     expect(answer.body.error.details.find((d: any) => d.field === 'creditorReference.reference').constraints).toHaveProperty('matches');
+  });
+
+  it('refuses a JSON body that is not UTF-8, rather than storing U+FFFD for its bytes', async () => {
+    const text = JSON.stringify(sessionRequest({ foreignTransactionId: 'caf\u00e9' }));
+    const latin1 = Buffer.from(text, 'latin1');
+    const res = await fetch(`${t.url}/api/checkout-sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${org.testToken}`, 'content-type': 'application/json; charset=iso-8859-1' },
+      body: latin1,
+    });
+    expect(res.status).toBe(400);
+    const body = (await res.json()) as any;
+    expect(body.error).toMatchObject({ code: 'validation_failed', param: null });
+    expect(body.error.details).toEqual([{ field: '', constraints: { utf8: expect.any(String) } }]);
+    const utf8 = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    const read = await t.request('GET', `/api/checkout-sessions/${utf8.body.id}`, { token: org.testToken });
+    expect(read.body.foreignTransactionId).toBe('caf\u00e9');
   });
 
   it('answers a body that is not JSON with validation_failed', async () => {
@@ -153,6 +175,17 @@ describe('webhookUrl targets', () => {
     const answer = await create(sessionRequest({ webhookUrl: url }), mode === 'test' ? org.testToken : org.liveToken);
     expect(answer.status).toBe(accepted ? 200 : 400);
     if (!accepted) expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'webhookUrl' });
+  });
+
+  it('lists a refused target with the schema\'s failures, all at once', async () => {
+    const body = withPatch((b) => {
+      b.amount.total = 0;
+      b.webhookUrl = 'https://10.0.0.8/hooks';
+    });
+    const answer = await create(body, org.liveToken);
+    expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: null });
+    expect(answer.body.error.details.map((d: any) => d.field).sort()).toEqual(['amount.total', 'webhookUrl']);
+    expect(answer.body.error.details.find((d: any) => d.field === 'webhookUrl').constraints).toHaveProperty('publiclyReachable');
   });
 });
 

@@ -2,6 +2,7 @@
  * Answers outside the operations' happy paths: unknown routes, wrong methods, unexpected
  * exceptions, the envelope's doc_url, and what never appears in a body or the log.
  */
+import net from 'node:net';
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -41,6 +42,98 @@ describe('errors outside the operations', () => {
       isEnvelope(answer.body, 'method_not_allowed');
     },
   );
+
+  it('names the methods the path takes in Allow on a 405 (RFC 9110 15.5.6)', async () => {
+    const read = await t.request('DELETE', '/api/checkout-sessions/cs_1', { token: org.testToken, undocumented: true });
+    expect(read.headers.get('allow')).toBe('GET, HEAD');
+    const create = await t.request('PUT', '/api/checkout-sessions', { token: org.testToken, undocumented: true });
+    expect(create.headers.get('allow')).toBe('POST');
+    const health = await t.request('DELETE', '/healthz', { undocumented: true });
+    expect(health.status).toBe(405);
+    isEnvelope(health.body, 'method_not_allowed');
+    expect(health.headers.get('allow')).toBe('GET, HEAD');
+  });
+
+  it('answers HEAD wherever GET is, with GET\'s status and headers and no body', async () => {
+    const { body: session } = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
+    const path = `/api/checkout-sessions/${session.id}`;
+    const get = await t.request('GET', path, { token: org.testToken });
+    const head = await fetch(`${t.url}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${org.testToken}` } });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(get.text)));
+    expect(await head.text()).toBe('');
+    const unauthorised = await fetch(`${t.url}${path}`, { method: 'HEAD' });
+    expect(unauthorised.status).toBe(401);
+    expect((await fetch(`${t.url}/healthz`, { method: 'HEAD' })).status).toBe(200);
+  });
+
+  it('sends a Bearer challenge with every 401 (RFC 9110 11.6.1, RFC 6750 3)', async () => {
+    const none = await t.request('GET', '/api/checkout-sessions/cs_1');
+    expect(none.body.error.code).toBe('unauthorized');
+    expect(none.headers.get('www-authenticate')).toBe('Bearer realm="api"');
+    const bad = await t.request('GET', '/api/checkout-sessions/cs_1', { token: `${org.testToken.slice(0, -4)}AAAA` });
+    expect(bad.body.error.code).toBe('invalid_token');
+    expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
+    const sandbox = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=x', { token: 'not-the-sandbox-token' });
+    expect(sandbox.status).toBe(401);
+    expect(sandbox.headers.get('www-authenticate')).toBe('Bearer realm="sandbox"');
+  });
+
+  describe('requests Node\'s HTTP parser refuses get the envelope, and the connection closes', () => {
+    /** Writes `bytes` on a new connection and reads until the server closes it. */
+    function raw(bytes: string): Promise<{ status: number; headers: Record<string, string>; body: string }> {
+      const { port } = new URL(t.url);
+      return new Promise((resolve, reject) => {
+        const socket = net.connect(Number(port), '127.0.0.1');
+        const chunks: Buffer[] = [];
+        socket.setTimeout(5_000, () => socket.destroy(new Error('the server kept the connection open')));
+        socket.on('data', (chunk) => chunks.push(chunk));
+        socket.on('error', reject);
+        socket.on('close', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const end = text.indexOf('\r\n\r\n');
+          const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
+          const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+          resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(end + 4) });
+        });
+        socket.write(bytes);
+      });
+    }
+
+    it.each([
+      ['headers over 16 KiB', `GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'maxSize'],
+      ['a control character in a header value', 'GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n', 400, 'http'],
+      ['an unknown method', 'FOO /api/checkout-sessions HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'http'],
+      ['bytes that are not HTTP', 'hello\r\n\r\n', 400, 'http'],
+    ])('%s', async (_name, bytes, status, constraint) => {
+      const answer = await raw(bytes);
+      expect(answer.status).toBe(status);
+      expect(answer.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(answer.headers.connection).toBe('close');
+      expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
+      const body = JSON.parse(answer.body);
+      expect(body.error).toMatchObject({ code: 'validation_failed', param: null, doc_url: 'https://docs.example.com/payments/errors/#validation_failed' });
+      expect(Object.keys(body.error.details[0].constraints)).toEqual([constraint]);
+    });
+  });
+
+  it('answers an HTTP/1.1 request without Host with 400 in the envelope (RFC 9112 3.2)', async () => {
+    const { port } = new URL(t.url);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = net.connect(Number(port), '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk) => {
+        chunks.push(chunk);
+        if (Buffer.concat(chunks).toString().includes('"details"')) socket.end();
+      });
+      socket.on('error', reject).on('close', () => resolve(Buffer.concat(chunks).toString('utf8')));
+      socket.write('GET /healthz HTTP/1.1\r\n\r\n');
+    });
+    expect(text).toMatch(/^HTTP\/1\.1 400 /);
+    const body = JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4));
+    expect(body.error).toMatchObject({ code: 'validation_failed', param: 'Host' });
+  });
 
   it('uses {docs_url}/errors/#<code> for doc_url', async () => {
     const answer = await t.request('GET', '/api/checkout-sessions/cs_x', { token: org.testToken });

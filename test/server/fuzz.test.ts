@@ -5,7 +5,7 @@
  * promise:
  *
  * - never a 5xx, and always a JSON body (HEAD aside; the docs pages are HTML);
- * - outside `/api/token` and `/healthz`, every 4xx is the envelope
+ * - outside `/api/token`, every 4xx is the envelope
  *   `{ error: { code, message, param, doc_url } }`, `doc_url` = `{docs_url}/errors/#<code>`,
  *   and `details` (a non-empty list of `{ field, constraints }`) exactly on `validation_failed`;
  * - `POST /api/token` answers its 4xx as `{ error: <string> }` with the document's texts;
@@ -139,12 +139,16 @@ function generalProblems(ex: Exchange): string[] {
     if (!contentType.startsWith('application/json')) problems.push(`content-type ${contentType || '(none)'} is not application/json`);
     if (typeof answer.body === 'string' || answer.text === '') problems.push('the body is not JSON');
   }
-  if (path === '/healthz' && (answer.status !== 200 || !isObject(answer.body) || answer.body.ok !== true)) problems.push('/healthz is not 200 { ok: true }');
+  if (path === '/healthz') {
+    if (method !== 'GET') {
+      if (answer.status !== 405) problems.push(`${method} /healthz is not 405`);
+    } else if (answer.status !== 200 || !isObject(answer.body) || answer.body.ok !== true) problems.push('/healthz is not 200 { ok: true }');
+  }
   if (answer.status >= 400 && answer.status < 500) {
     if (path === '/api/token' && method === 'POST') {
       const b = answer.body;
       if (!isObject(b) || typeof b.error !== 'string' || Object.keys(b).length !== 1) problems.push('a POST /api/token failure is not { error: <string> }');
-    } else if (path !== '/healthz') {
+    } else {
       problems.push(...envelopeProblems(answer.body));
     }
   }

@@ -2,6 +2,7 @@
  * Idempotent creates (service document: POST /api/checkout-sessions, Idempotency rules),
  * over HTTP against the in-process reference server.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
@@ -128,6 +129,40 @@ describe('Idempotency-Key', () => {
     const statuses = [];
     for (let i = 0; i < 3; i++) statuses.push((await create(org, sessionRequest())).status);
     expect(statuses).toEqual([500, 500, 200]);
+  });
+
+  it('answers idempotency_error for a key reused on another create endpoint, both ways', async () => {
+    const org = await t.organisation();
+    const link = await t.request('POST', '/api/payment-links', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across' } });
+    expect(link.status).toBe(200);
+    const session = await create(org, sessionRequest(), 'key-across');
+    expect(session.status).toBe(400);
+    expect(session.body.error.code).toBe('idempotency_error');
+    await create(org, sessionRequest(), 'key-across-2');
+    const legacy = await t.request('POST', '/api/transaction', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across-2' } });
+    expect(legacy.body.error.code).toBe('idempotency_error');
+    expect(await sessionCount(org)).toBe(2);
+    // The same endpoint still replays.
+    const again = await t.request('POST', '/api/payment-links', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across' } });
+    expect(again.body).toEqual(link.body);
+  });
+
+  it('refuses a repeated Idempotency-Key header (Node would join the two into one key)', async () => {
+    const org = await t.organisation();
+    const body = JSON.stringify(sessionRequest());
+    const headers = ['host', new URL(t.url).host, 'authorization', `Bearer ${org.testToken}`, 'content-type', 'application/json', 'idempotency-key', 'key-a', 'idempotency-key', 'key-b'];
+    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
+      const req = http.request(`${t.url}/api/checkout-sessions`, { method: 'POST', headers }, (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, text }));
+      });
+      req.on('error', reject).end(body);
+    });
+    expect(answer.status).toBe(400);
+    expect(JSON.parse(answer.text).error).toMatchObject({ code: 'validation_failed', param: 'Idempotency-Key' });
+    expect(await sessionCount(org)).toBe(0);
+    // One header whose value holds ", " is one key.
+    expect((await create(org, sessionRequest(), 'key-a, key-b')).status).toBe(200);
   });
 
   it('refuses an empty Idempotency-Key', async () => {

@@ -2,6 +2,7 @@
  * The payment lifecycle driven through the sandbox attempts endpoints (service document:
  * States and transitions, redirect rule), payment links and the legacy transaction paths.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TOKEN, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
@@ -84,6 +85,31 @@ describe('checkout session lifecycle', () => {
     expect(Object.fromEntries(url.searchParams)).toEqual({ order: '42', lang: 'en', transactionId: s.transactionId, checkoutSessionId: s.id });
     expect(url.hash).toBe('#top');
     expect((await attempt((await session()).id, 'card', 'declined')).body.redirectTo).toBeNull();
+  });
+
+  it('sends the payer on with a bare 303 on the hosted page: a script redirectUrl is never a link to click', async () => {
+    const s = await session({ redirectUrl: 'javascript:alert(document.domain)' });
+    const res = await fetch(`${t.url}/pay/${s.id}/attempts`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
+      body: 'rail=card&outcome=succeeded',
+      redirect: 'manual',
+    });
+    expect(res.status).toBe(303);
+    expect(res.headers.get('location')).toMatch(/^javascript:alert/);
+    expect(res.headers.get('content-type')).toBe('text/plain; charset=utf-8');
+    expect(await res.text()).not.toMatch(/<a|href/i);
+  });
+
+  it('completes a payment whose stored redirectUrl no longer parses, and redirects nowhere rather than failing', async () => {
+    // Creates refuse such URLs now; a database written by an older server may hold one.
+    const template = (await t.server.store.findPayment({ sessionId: (await session()).id }))!;
+    const stored = { ...template, transactionId: randomUUID(), sessionId: `cs_${randomUUID().replace(/-/g, '')}`, redirectUrl: 'https://shop.example.com:99999/done' };
+    await t.server.store.createPayment(stored);
+    const done = await attempt(stored.sessionId, 'card', 'succeeded');
+    expect(done.status).toBe(200);
+    expect(done.body.redirectTo).toBeNull();
+    expect((await read(stored.sessionId)).status).toBe('completed');
   });
 
   it('404s an attempt on an unknown session', async () => {

@@ -240,7 +240,11 @@ describe('signing secret', () => {
 describe('the delivery history', () => {
   it('needs exactly one of transactionId and checkoutSessionId, and 404s for an unknown payment', async () => {
     expect((await t.request('GET', '/sandbox/webhook-deliveries', { token: 'sandbox-test-token' })).status).toBe(400);
-    expect((await t.request('GET', '/sandbox/webhook-deliveries?transactionId=a&checkoutSessionId=b', { token: 'sandbox-test-token' })).status).toBe(400);
+    const both = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=a&checkoutSessionId=b', { token: 'sandbox-test-token' });
+    expect(both.status).toBe(400);
+    // Both are to blame: each is named, and param is null.
+    expect(both.body.error.param).toBeNull();
+    expect(both.body.error.details.map((d: any) => d.field)).toEqual(['transactionId', 'checkoutSessionId']);
     expect((await t.request('GET', '/sandbox/webhook-deliveries?checkoutSessionId=cs_nope', { token: 'sandbox-test-token' })).status).toBe(404);
   });
 });

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { readExactly } from '../../server/http/formats.ts';
 
 export type Json = Record<string, any>;
 
@@ -23,10 +24,10 @@ export function createValidator(doc: Json, id: string) {
   const ajv = new Ajv2020({
     strict: false, // OpenAPI keywords (example, x-*) are not JSON Schema keywords
     allErrors: true,
-    // 19.99 / 0.01 is not an integer in binary floating point: compare decimals exactly.
-    multipleOfPrecision: 8,
   });
-  addFormats(ajv);
+  // As the server reads them: `uri` a URL a browser can open, `multipleOf` on decimals
+  // (19.99 / 0.01 is not an integer in binary floating point).
+  readExactly(addFormats(ajv));
   ajv.addSchema(doc, id);
   const cache = new Map<string, ValidateFunction>();
   /** A validator for the schema at a JSON pointer of the description, e.g. `/components/schemas/Error`. */
