@@ -8,6 +8,7 @@
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { decimalMultipleOf } from '../client/decimal.ts';
 import type { Exchange } from './http.ts';
 
 type Json = Record<string, any>;
@@ -20,10 +21,10 @@ const ajv = new Ajv2020({
   strict: false, // OpenAPI keywords (example, x-*) are not JSON Schema keywords
   allErrors: true,
   verbose: true, // errors carry their schema, to tell our modelling from the document's word
-  // 19.99 is not a multiple of 0.01 in binary floating point: compare decimals exactly.
-  multipleOfPrecision: 8,
 });
 addFormats(ajv);
+// 19.99 is not a multiple of 0.01 in binary floating point: compare decimals exactly.
+ajv.removeKeyword('multipleOf').addKeyword(decimalMultipleOf);
 ajv.addSchema(description, DOC_ID);
 const compiled = new Map<string, ValidateFunction>();
 

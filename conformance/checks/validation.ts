@@ -65,6 +65,8 @@ const cases: Case[] = [
   { id: 'VAL-036', rule: 'POST /api/checkout-sessions: amount (required)', title: 'a missing amount is refused and named in details', patch: { amount: undefined }, fails: ['amount'], orSubfields: true },
   { id: 'VAL-037', rule: 'POST /api/checkout-sessions: creditorReference (required)', title: 'a missing creditorReference is refused and named in details', patch: { creditorReference: undefined }, fails: ['creditorReference'], orSubfields: true },
   { id: 'VAL-038', rule: 'POST /api/checkout-sessions: checkoutMethod (required)', title: 'a missing checkoutMethod is refused and named in details', patch: { checkoutMethod: undefined }, fails: ['checkoutMethod'] },
+  { id: 'VAL-039', rule: 'Limits: amount.total', title: 'total 1.0000000001 is refused (ten decimals, however close to a whole cent)', patch: { amount: { total: 1.0000000001 } }, fails: ['amount.total'] },
+  { id: 'VAL-040', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a redirectUrl with an empty host (https://) is refused (not a valid absolute URL; RFC 9110 4.2.1)', patch: { redirectUrl: 'https://' }, fails: ['redirectUrl'] },
 ];
 
 async function accepted(ctx: CheckContext, c: Case) {

@@ -122,6 +122,22 @@ const mutants: Mutant[] = [
     },
   },
   {
+    name: 'multipleOf with a tolerance: 1.0000000001 is taken as 1.00',
+    only: 'VAL-006,VAL-039',
+    caughtBy: ['VAL-039'],
+    stillPass: ['VAL-006'],
+    api: {
+      request: (m) => {
+        const body = isCreate(m) ? parse(m.body) : undefined;
+        const total = body?.amount?.total;
+        // ajv's multipleOfPrecision: 8 lets anything within 1e-8 of a whole cent through.
+        if (typeof total !== 'number' || Math.abs(Math.round(total * 100) - total * 100) > 1e-6) return m;
+        body.amount.total = Math.round(total * 100) / 100;
+        return { ...m, body: JSON.stringify(body) };
+      },
+    },
+  },
+  {
     name: 'a 13-character reference is accepted (cut to 12)',
     only: 'VAL-009,VAL-010',
     caughtBy: ['VAL-010'],
