@@ -21,7 +21,7 @@ import { refuseWebhookUrl } from './domain/webhook-target.ts';
 import { MALFORMED } from './handlers/createAccessToken.ts';
 import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
-import { ApiError, envelope, validationFailed, type ErrorDetail } from './http/errors.ts';
+import { ApiError, envelope, methodNotAllowed, validationFailed, type ErrorDetail } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
 import { JSON_TYPE, requestArrived, respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
@@ -236,7 +236,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     if (ctx.path.startsWith('/api/')) return dispatch(ctx, publicApi);
     if (ctx.path.startsWith('/sandbox/') && sandboxApi) return dispatch(ctx, sandboxApi);
     if (ctx.path === '/healthz') {
-      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not supported on /healthz.`, null, undefined, { allow: 'GET, HEAD' });
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD']);
       return respondJson(ctx, 200, '{"ok":true}');
     }
     return next();

@@ -26,6 +26,10 @@ export class ApiError extends Error {
 
 export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `No such ${what}.`);
 
+/** 405 with the `Allow` header RFC 9110 15.5.6 asks for: the methods the path does take. */
+export const methodNotAllowed = (method: string, path: string, allowed: readonly string[]) =>
+  new ApiError(405, 'method_not_allowed', `${method.toUpperCase()} is not supported on ${path}.`, null, undefined, { allow: allowed.join(', ') });
+
 export function validationFailed(details: ErrorDetail[]): ApiError {
   // `param` names the field only when exactly one field is to blame.
   const fields = [...new Set(details.map((d) => d.field))];

@@ -20,7 +20,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import type { Context as KoaContext } from 'koa';
 import { OpenAPIBackend, type Context, type Document, type Operation, type Request } from 'openapi-backend';
-import { ApiError, validationFailed, type ErrorDetail } from './errors.ts';
+import { ApiError, methodNotAllowed, validationFailed, type ErrorDetail } from './errors.ts';
 import { readExactly } from './formats.ts';
 import type { Reply } from '../domain/idempotency.ts';
 import { LeanRouter } from './router.ts';
@@ -46,6 +46,9 @@ export interface BackendOptions<S> {
    */
   moreValidation?: (c: Context, scope: S) => ErrorDetail[];
 }
+
+/** The validation result, with what `moreValidation` found (merged by `validationFail`). */
+type Validation = Context['validation'] & { more?: ErrorDetail[] };
 
 export interface RequestInput {
   method: string;
@@ -105,8 +108,7 @@ export class Backend<S> {
         throw new ApiError(404, 'not_found', 'No such resource.');
       },
       methodNotAllowed: async (c: Context) => {
-        const allow = lean.allowedMethods(c.request.path).join(', ');
-        throw new ApiError(405, 'method_not_allowed', `${c.request.method.toUpperCase()} is not supported on ${c.request.path}.`, null, undefined, { allow });
+        throw methodNotAllowed(c.request.method, c.request.path, lean.allowedMethods(c.request.path));
       },
       unauthorizedHandler: async (c: Context, scope: S) => {
         throw options.unauthorized(c, scope);
@@ -115,7 +117,7 @@ export class Backend<S> {
         const own = options.onValidationFail?.(c, scope);
         if (own) return own;
         const details = detailsFromAjv(c.validation.errors ?? []);
-        for (const detail of (c.validation as { more?: ErrorDetail[] }).more ?? []) {
+        for (const detail of (c.validation as Validation).more ?? []) {
           if (!details.some((d) => d.field === detail.field)) details.push(detail);
         }
         throw validationFailed(details);
@@ -143,9 +145,9 @@ export class Backend<S> {
    * what this server registers (no pre- or post-handlers, validation on, no coercion):
    * route (404, 405) → every security scheme of the operation (401 through
    * `unauthorizedHandler` unless one requirement is wholly met) → request validation,
-   * with our `moreValidation` (`validationFail`) → the operation's handler. The library wraps these steps in an
-   * async closure, lodash calls and three promise chains per scheme, about a twentieth
-   * of a GET.
+   * with our `moreValidation` (`validationFail`) → the operation's handler. The library
+   * wraps these steps in an async closure, lodash calls and three promise chains per
+   * scheme, about a twentieth of a GET.
    */
   private async pipeline(req: Request, scope: S): Promise<Reply> {
     const { api } = this;
@@ -184,7 +186,7 @@ export class Backend<S> {
 
     context.validation = api.validator.validateRequest(req, operation);
     const more = this.moreValidation?.(context, scope) ?? [];
-    if (more.length > 0) Object.assign(context.validation, { valid: false, more });
+    if (more.length > 0) Object.assign(context.validation, { valid: false, more } satisfies Partial<Validation>);
     if (context.validation.errors || more.length > 0) return handlers.validationFail!(context, scope);
     const handler = handlers[operation.operationId!] ?? handlers.notImplemented!;
     return handler(context, scope);
