@@ -477,9 +477,11 @@ export interface components {
          *
          *     **Assumption:** the document requires HTTPS. So that merchants can develop against a
          *     local receiver, this description also admits `http://` to a loopback host
-         *     (`127.0.0.0/8`, `localhost`, `[::1]`), which the service accepts for test-mode API keys
-         *     only; with a live key such an address is refused with `validation_failed`, as are
-         *     private and link-local addresses.
+         *     (`127.0.0.0/8`, `localhost`, `[::1]`), which the service accepts for test-mode API
+         *     keys only; with a live key a loopback address (names under `localhost` included) is
+         *     refused with `validation_failed`. With either key, private, link-local and other non-public
+         *     addresses are refused (they are not reachable from the public internet), when
+         *     written in the URL and again when the host name resolves at delivery.
          * @example https://shop.example.com/webhooks/payments
          */
         WebhookUrl: string;

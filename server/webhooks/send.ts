@@ -8,7 +8,7 @@ import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import { isIP } from 'node:net';
-import { isLoopbackHost, isNonPublicAddress, refuseWebhookUrl } from '../domain/webhook-target.ts';
+import { isLoopbackHost, reachableFor, refuseWebhookUrl } from '../domain/webhook-target.ts';
 import type { Mode } from '../store/types.ts';
 
 export const ANSWER_TIMEOUT_MS = 5000;
@@ -29,7 +29,7 @@ function guardedLookup(mode: Mode, httpOnly: boolean, resolve: Resolver) {
   return (hostname: string, options: { all?: boolean }, callback: LookupCallback) => {
     resolve(hostname, { all: true }, (err, addresses) => {
       if (err) return callback(err, []);
-      const allowed = (a: LookupAddress) => (httpOnly ? isLoopbackHost(a.address) : mode === 'test' || !isNonPublicAddress(a.address));
+      const allowed = (a: LookupAddress) => (httpOnly ? isLoopbackHost(a.address) : reachableFor(mode, a.address));
       if (addresses.length === 0 || !addresses.every(allowed)) {
         const refusal = Object.assign(new Error(`address of ${hostname} is not allowed for ${mode} mode`), { code: 'EADDRNOTALLOWED' });
         return callback(refusal, []);

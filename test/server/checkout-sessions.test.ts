@@ -171,6 +171,17 @@ describe('webhookUrl targets', () => {
     ['https://169.254.169.254/latest/meta-data', 'live', false],
     ['https://[::1]/hooks', 'live', false],
     ['https://[fe80::1]/hooks', 'live', false],
+    // Test mode admits loopback, never another non-public address.
+    ['https://127.0.0.1/hooks', 'test', true],
+    ['https://10.0.0.8/hooks', 'test', false],
+    ['https://169.254.169.254/latest/meta-data', 'test', false],
+    ['https://[fd00::1]/hooks', 'test', false],
+    // Names under localhost are loopback (RFC 6761); IPv4 inside IPv6 is judged as IPv4.
+    ['https://shop.localhost/hooks', 'live', false],
+    ['https://[::ffff:10.0.0.8]/hooks', 'live', false],
+    ['https://[64:ff9b::169.254.169.254]/hooks', 'test', false],
+    ['https://[64:ff9b::93.184.216.34]/hooks', 'live', true],
+    ['https://[2002:a9fe:a9fe::1]/hooks', 'live', false],
   ])('%s with a %s key: accepted=%s', async (url, mode, accepted) => {
     const answer = await create(sessionRequest({ webhookUrl: url }), mode === 'test' ? org.testToken : org.liveToken);
     expect(answer.status).toBe(accepted ? 200 : 400);

@@ -260,6 +260,11 @@ describe('the target, checked again at delivery time after DNS resolution', () =
     expect(result).toMatchObject({ status: null, refused: true });
   });
 
+  it.each([['10.1.2.3'], ['169.254.169.254'], ['fd00::1']])('test mode refuses a name that now resolves to %s', async (address) => {
+    const result = await sendWebhook('https://hooks.shop.example.com/webhooks', '{}', {}, 'test', 5000, resolvesTo(address));
+    expect(result).toMatchObject({ status: null, refused: true });
+  });
+
   it('test mode refuses http to a name that resolves off loopback', async () => {
     const result = await sendWebhook('http://localhost.example.com/hooks', '{}', {}, 'test', 5000, resolvesTo('93.184.216.34'));
     expect(result.refused).toBe(true);
