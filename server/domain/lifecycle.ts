@@ -77,14 +77,17 @@ export async function attempt(store: Store, payment: Payment, rail: Rail, outcom
 }
 
 /**
- * Where the payer's browser goes after a successful attempt: the merchant's own
- * parameters kept. Null for a stored URL that does not parse (creates refuse those; an
- * older server did not), so the payment page is shown instead of an error after paying.
+ * Where the payer's browser goes after a successful attempt: the ids appended to the
+ * merchant's query as it was written (searchParams would write the whole query again as
+ * a form: `q=a%20b+c` would come back as `q=a+b+c`, another value). Null for a stored
+ * URL that does not parse (creates refuse those; an older server did not), so the
+ * payment page is shown instead of an error after paying.
  */
 export function redirectAfterSuccess(payment: Payment): string | null {
   if (!URL.canParse(payment.redirectUrl)) return null;
   const url = new URL(payment.redirectUrl);
-  url.searchParams.set('transactionId', payment.transactionId);
-  if (payment.sessionId) url.searchParams.set('checkoutSessionId', payment.sessionId);
+  const ids = new URLSearchParams({ transactionId: payment.transactionId });
+  if (payment.sessionId) ids.set('checkoutSessionId', payment.sessionId);
+  url.search = url.search.length > 1 ? `${url.search.slice(1)}&${ids}` : `${ids}`;
   return url.toString();
 }

@@ -87,6 +87,12 @@ describe('checkout session lifecycle', () => {
     expect((await attempt((await session()).id, 'card', 'declined')).body.redirectTo).toBeNull();
   });
 
+  it('appends the ids to the merchant\'s query as written: an encoded space stays %20, a plus stays a plus', async () => {
+    const s = await session({ redirectUrl: 'https://shop.example.com/done?q=a%20b+c&x=%2B' });
+    const done = await attempt(s.id, 'card', 'succeeded');
+    expect(done.body.redirectTo).toBe(`https://shop.example.com/done?q=a%20b+c&x=%2B&transactionId=${s.transactionId}&checkoutSessionId=${s.id}`);
+  });
+
   it('sends the payer on with a bare 303 on the hosted page: a script redirectUrl is never a link to click', async () => {
     const s = await session({ redirectUrl: 'javascript:alert(document.domain)' });
     const res = await fetch(`${t.url}/pay/${s.id}/attempts`, {
