@@ -10,7 +10,7 @@ import type { Duplex } from 'node:stream';
 import path from 'node:path';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import Koa, { type Context as KoaContext } from 'koa';
-import type { Document } from 'openapi-backend';
+import type { Document, Operation } from 'openapi-backend';
 import pino, { type Logger } from 'pino';
 import { Tokens } from './auth/tokens.ts';
 import { docsSite } from './docs/site.ts';
@@ -19,9 +19,10 @@ import { newSandboxToken } from './domain/ids.ts';
 import { createOrganisation } from './domain/organisations.ts';
 import { refuseWebhookUrl } from './domain/webhook-target.ts';
 import { MALFORMED } from './handlers/createAccessToken.ts';
+import { sentTwice, unreadableCoding } from './http/headers.ts';
 import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
-import { ApiError, envelope, methodNotAllowed, validationFailed, type ErrorDetail } from './http/errors.ts';
+import { ApiError, errorJson, isTokenRequest, methodNotAllowed, TOKEN_PATH, validationFailed, type ErrorDetail } from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
 import { JSON_TYPE, requestArrived, respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
@@ -57,6 +58,8 @@ export interface ServerOptions {
   webhookPollIntervalMs?: number;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   walRewindFrames?: number;
+  /** Time a request has to arrive in full, headers and body (default: Node's, 60 s for the headers and 300 s in all). */
+  requestTimeoutMs?: number;
 }
 
 export interface DemoOrganisation {
@@ -75,7 +78,6 @@ export interface PaymentServer {
   close(): Promise<void>;
 }
 
-const TOKEN_PATH = '/api/token';
 /** RFC 9110 11.6.1: a 401 names the scheme that would work. */
 const API_CHALLENGE = 'Bearer realm="api"';
 
@@ -103,7 +105,10 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     handlers: publicHandlers,
     security: {
       bearerAuth: async (c, scope) => {
-        scope.auth = await scope.services.tokens.authenticate(c.request.headers.authorization as string | undefined);
+        // Node keeps the first of two Authorization headers; which one is meant is unknowable.
+        scope.auth = sentTwice(scope.koa.req, 'authorization')
+          ? { ok: false, code: 'unauthorized', message: 'Send one Authorization header: Bearer <token>.' }
+          : await scope.services.tokens.authenticate(c.request.headers.authorization as string | undefined);
         return scope.auth.ok;
       },
     },
@@ -121,9 +126,14 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     },
     moreValidation: (c, scope) => {
       const details: ErrorDetail[] = [];
-      // Node joins a repeated header with ", ": two keys are not one key.
+      const req = scope.koa.req;
+      if ((scope.koa.state.rawBody as Buffer).length > 0 && sentTwice(req, 'content-type')) {
+        details.push({ field: 'Content-Type', constraints: { single: 'Content-Type must be sent once' } });
+      }
+      // Node joins a repeated header with ", ": two keys are not one key. Only the creates
+      // read the key; other operations ignore it, repeated or not.
       const key = c.request.headers['idempotency-key'];
-      if (typeof key === 'string' && key.includes(', ') && scope.koa.req.headersDistinct['idempotency-key']!.length > 1) {
+      if (typeof key === 'string' && key.includes(', ') && takesIdempotencyKey(c.operation) && sentTwice(req, 'idempotency-key')) {
         details.push({ field: 'Idempotency-Key', constraints: { single: 'Idempotency-Key must be sent once' } });
       }
       // Which webhook targets are allowed depends on the key's mode.
@@ -140,7 +150,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
         definition: sandboxDefinition,
         handlers: sandboxHandlers,
         security: {
-          sandboxToken: async (c) => {
+          sandboxToken: async (c, scope) => {
+            if (sentTwice(scope.koa.req, 'authorization')) return false;
             const match = /^Bearer +(\S+)$/i.exec(String(c.request.headers.authorization ?? '').trim());
             return Boolean(match && sameSecret(match[1]!, sandboxToken));
           },
@@ -165,10 +176,17 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   // The address (and so publicUrl) is known only once listening; the app is composed after.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
   // requireHostHeader off: Node would answer a missing Host with a bare 400; requireHost does, in the envelope.
-  const server = http.createServer({ requireHostHeader: false }, (req, res) => {
+  const onRequest: http.RequestListener = (req, res) => {
     requestArrived();
     handle(req, res);
-  });
+  };
+  const timeouts = options.requestTimeoutMs
+    ? { headersTimeout: options.requestTimeoutMs, requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.ceil(options.requestTimeoutMs / 4) }
+    : {};
+  const server = http.createServer({ requireHostHeader: false, ...timeouts }, onRequest);
+  // An Expect other than 100-continue is ignored (RFC 9110 10.1.1 allows it), not refused
+  // with Node's bare 417: the request is answered as any other.
+  server.on('checkExpectation', onRequest);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 4010, host, () => resolve());
@@ -191,6 +209,9 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     let bodyProblem: ApiError | undefined;
     if (ctx.state.bodyTooLarge) {
       bodyProblem = validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
+    } else if (raw.length > 0 && unreadableCoding(ctx.req)) {
+      const { field, problem } = unreadableCoding(ctx.req)!;
+      bodyProblem = validationFailed([{ field, constraints: { coding: problem } }]);
     } else if (raw.length > 0 && ctx.path !== TOKEN_PATH && !isJson(type)) {
       bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
     } else {
@@ -201,16 +222,19 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
         bodyProblem = error;
       }
     }
+    let path = ctx.path;
     try {
-      decodeURIComponent(ctx.path);
+      decodeURIComponent(path);
     } catch {
-      // A malformed percent-escape cannot name any resource.
-      throw new ApiError(404, 'not_found', 'No such resource.');
+      // A stray `%` (or an escape that is not UTF-8) is taken literally, as a browser's URL
+      // parser does: the request is routed and authenticated as any other, and an id
+      // holding it is simply not found.
+      path = path.replace(/%/g, '%25');
     }
     const reply = await backend.handle(
       {
         method: ctx.method,
-        path: ctx.path,
+        path,
         // Only what the operations read: openapi-backend copies and re-keys every header it is given.
         headers: pickHeaders(ctx.headers),
         query: ctx.query as Record<string, string | string[]>,
@@ -282,6 +306,18 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
 
 const HEADERS_READ = ['authorization', 'content-type', 'idempotency-key'] as const;
 
+/** Operations that declare the Idempotency-Key header (the creates). */
+const declaresKey = new WeakMap<object, boolean>();
+function takesIdempotencyKey(operation: Operation | undefined): boolean {
+  if (!operation) return false;
+  let declares = declaresKey.get(operation);
+  if (declares === undefined) {
+    declares = (operation.parameters ?? []).some((p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+    declaresKey.set(operation, declares);
+  }
+  return declares;
+}
+
 function pickHeaders(headers: KoaContext['headers']): KoaContext['headers'] {
   const picked: Record<string, string | string[]> = {};
   for (const name of HEADERS_READ) {
@@ -291,13 +327,18 @@ function pickHeaders(headers: KoaContext['headers']): KoaContext['headers'] {
   return picked as KoaContext['headers'];
 }
 
+/** The start of a token request, as Node's parser saw it (its `rawPacket`). */
+const TOKEN_REQUEST_LINE = /^POST \/api\/token[ ?]/;
+
 /**
  * Requests Node's HTTP parser refuses before the app sees them (headers over 16 KiB, a
- * control character in a header, an unknown method, bytes that are not HTTP) get the
- * envelope too, instead of Node's bare status line, and the connection is closed.
+ * control character in a header, an unknown method, bytes that are not HTTP, a request
+ * not received in full in time) get the envelope too, or the token endpoint's string
+ * form when the request line is known to be one, instead of Node's bare status line; the
+ * connection is closed.
  */
 function answerUnreadable(docsUrl: string, log: Logger) {
-  return (error: NodeJS.ErrnoException, socket: Duplex): void => {
+  return (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void => {
     // As Node's own handler: nothing is written into an answer already under way on this
     // connection (`_httpMessage`, the response in flight), and the connection is closed.
     const inFlight = (socket as Duplex & { _httpMessage?: { headersSent: boolean } })._httpMessage;
@@ -305,17 +346,18 @@ function answerUnreadable(docsUrl: string, log: Logger) {
       socket.destroy();
       return;
     }
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      socket.write('HTTP/1.1 408 Request Timeout\r\nConnection: close\r\n\r\n');
-      socket.destroy();
-      return;
-    }
-    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
-    const problem = tooLarge ? 'The request headers must be at most 16 KiB' : 'The request is not valid HTTP/1.1';
-    const body = JSON.stringify(envelope(validationFailed([{ field: '', constraints: { [tooLarge ? 'maxSize' : 'http']: problem } }]), docsUrl));
-    log.warn({ code: error.code }, 'unreadable request refused');
+    const [status, constraint, problem] =
+      error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'timeout', 'The request must arrive in full within the time limit']
+        : error.code === 'HPE_HEADER_OVERFLOW'
+          ? [431, 'maxSize', 'The request headers must be at most 16 KiB']
+          : [400, 'http', 'The request is not valid HTTP/1.1'];
+    const refusal = new ApiError(status, 'validation_failed', problem, null, [{ field: '', constraints: { [constraint]: problem } }]);
+    const tokenRequest = error.rawPacket !== undefined && TOKEN_REQUEST_LINE.test(error.rawPacket.toString('latin1', 0, 24));
+    const body = errorJson(refusal, docsUrl, tokenRequest);
+    if (status !== 408) log.warn({ code: error.code }, 'unreadable request refused');
     socket.write(
-      `HTTP/1.1 ${tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'}\r\nContent-Type: ${JSON_TYPE}\r\n` +
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nContent-Type: ${JSON_TYPE}\r\n` +
         `Content-Length: ${Buffer.byteLength(body)}\r\nCache-Control: no-store\r\nConnection: close\r\n\r\n${body}`,
     );
     socket.destroy();

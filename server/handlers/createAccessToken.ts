@@ -8,10 +8,11 @@ import type { Context } from 'openapi-backend';
 import { verifySecret } from '../auth/secrets.ts';
 import { TOKEN_LIFETIME_TEXT } from '../auth/tokens.ts';
 import type { Reply } from '../domain/idempotency.ts';
+import { TOKEN_FAILURES } from '../http/errors.ts';
 import type { Scope } from '../scope.ts';
 
-export const MALFORMED: Reply = { status: 400, body: { error: 'Invalid credentials - missing or malformed clientId/clientSecret' } };
-const INVALID: Reply = { status: 401, body: { error: 'Invalid credentials' } };
+export const MALFORMED: Reply = { status: 400, body: { error: TOKEN_FAILURES[400] } };
+const INVALID: Reply = { status: 401, body: { error: TOKEN_FAILURES[401] } };
 
 const FORM = 'application/x-www-form-urlencoded';
 

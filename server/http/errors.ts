@@ -1,6 +1,7 @@
 /**
- * The error envelope (`{ error: { code, message, param, doc_url, details? } }`) and the
- * one exception type handlers throw to answer with it.
+ * The error envelope (`{ error: { code, message, param, doc_url, details? } }`), the
+ * token endpoint's plain-string form, and the one exception type handlers throw to
+ * answer with them.
  */
 
 export interface ErrorDetail {
@@ -49,4 +50,24 @@ export function envelope(error: ApiError, docsUrl: string) {
       ...(error.code === 'validation_failed' && error.details ? { details: error.details } : {}),
     },
   };
+}
+
+/**
+ * `POST /api/token` answers its failures as `{ error: <string> }` (the document's table
+ * for that endpoint, 500 included): these values, whatever refused the request.
+ */
+export const TOKEN_FAILURES: Readonly<Record<number, string>> = {
+  400: 'Invalid credentials - missing or malformed clientId/clientSecret',
+  401: 'Invalid credentials',
+  500: 'internal_error',
+};
+
+export const TOKEN_PATH = '/api/token';
+
+export const isTokenRequest = (method: string | undefined, path: string) => method === 'POST' && path === TOKEN_PATH;
+
+/** The text of an error answer: the envelope, or the token endpoint's string form. */
+export function errorJson(error: ApiError, docsUrl: string, tokenRequest: boolean): string {
+  if (tokenRequest) return JSON.stringify({ error: TOKEN_FAILURES[error.status] ?? error.message });
+  return JSON.stringify(envelope(error, docsUrl));
 }

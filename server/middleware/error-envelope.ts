@@ -1,18 +1,26 @@
 /**
- * Answers every error with the envelope and `doc_url` = `{docs_url}/errors/#<code>`.
- * Anything unexpected is logged (with its stack, in the log only) and answered as 500
- * `internal_error`: no stack trace, SQL or secret ever reaches a response body.
+ * Answers every error with the envelope and `doc_url` = `{docs_url}/errors/#<code>`
+ * (`POST /api/token`: with its `{ error: <string> }`). Anything unexpected is logged
+ * (with its stack, in the log only) and answered as 500 `internal_error`: no stack
+ * trace, SQL or secret ever reaches a response body. A client gone before its body
+ * ended gets no answer and no error in the log: its request is logged with status 499.
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, envelope } from '../http/errors.ts';
+import { ApiError, errorJson, isTokenRequest } from '../http/errors.ts';
 import { respondJson } from '../http/respond.ts';
+import { ClientGone } from './raw-body.ts';
 
 export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
   return async function answerErrors(ctx, next) {
     try {
       await next();
     } catch (caught) {
+      if (caught instanceof ClientGone) {
+        ctx.state.clientGone = true;
+        ctx.respond = false;
+        return;
+      }
       // respondJson sets `ctx.respond = false` as it makes the answer, which may wait for
       // the end of the turn before it is written (see respond.ts).
       if (ctx.res.headersSent || ctx.respond === false) {
@@ -28,7 +36,7 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
       }
       for (const [name, value] of Object.entries(error.headers ?? {})) ctx.res.setHeader(name, value);
-      respondJson(ctx, error.status, JSON.stringify(envelope(error, docsUrl)));
+      respondJson(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)));
     }
   };
 }

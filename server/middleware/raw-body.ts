@@ -9,6 +9,14 @@ import type { Middleware } from 'koa';
 export const BODY_LIMIT_BYTES = 1024 * 1024;
 const EMPTY = Buffer.alloc(0);
 
+/** The connection closed before the request's body ended: there is nobody to answer. */
+export class ClientGone extends Error {
+  constructor(cause?: unknown) {
+    super('the client closed the connection before the request body ended', { cause });
+    this.name = 'ClientGone';
+  }
+}
+
 export function rawBody(limit = BODY_LIMIT_BYTES): Middleware {
   return async function readRawBody(ctx, next) {
     // No Content-Length and no Transfer-Encoding: the request has no body (RFC 9112 6.3).
@@ -27,7 +35,8 @@ export function rawBody(limit = BODY_LIMIT_BYTES): Middleware {
 /**
  * The body through 'data'/'end' events: `for await` over the request costs an async
  * iterator and a promise per chunk, a noticeable share of a small POST. A request that
- * closes before its end fails, as the iterator did.
+ * closes before its end (the client went away, or sent bytes that are not HTTP) fails
+ * with ClientGone.
  */
 function readBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; tooLarge: boolean }> {
   return new Promise((resolve, reject) => {
@@ -51,11 +60,11 @@ function readBody(req: IncomingMessage, limit: number): Promise<{ raw: Buffer; t
     };
     const onError = (error: Error) => {
       done();
-      reject(error);
+      reject(new ClientGone(error));
     };
     const onClose = () => {
       done();
-      reject(new Error('the request closed before its body ended'));
+      reject(new ClientGone());
     };
     req.on('data', onData);
     req.on('end', onEnd);

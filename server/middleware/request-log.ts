@@ -20,7 +20,9 @@ export function requestLog(log: Logger): Middleware {
       await next();
     } finally {
       const ms = performance.now() - started;
-      log.info({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+      // 499: the client closed the connection before it could be answered (as nginx logs it).
+      const status = ctx.state.clientGone ? 499 : ctx.status;
+      log.info({ reqId: id, method: ctx.method, path: ctx.path, status, ms: Math.round(ms * 100) / 100 }, 'request');
     }
   };
 }

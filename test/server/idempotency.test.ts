@@ -2,9 +2,8 @@
  * Idempotent creates (service document: POST /api/checkout-sessions, Idempotency rules),
  * over HTTP against the in-process reference server.
  */
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import { requestWithHeaderLines, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
 
@@ -149,15 +148,8 @@ describe('Idempotency-Key', () => {
 
   it('refuses a repeated Idempotency-Key header (Node would join the two into one key)', async () => {
     const org = await t.organisation();
-    const body = JSON.stringify(sessionRequest());
-    const headers = ['host', new URL(t.url).host, 'authorization', `Bearer ${org.testToken}`, 'content-type', 'application/json', 'idempotency-key', 'key-a', 'idempotency-key', 'key-b'];
-    const answer = await new Promise<{ status: number; text: string }>((resolve, reject) => {
-      const req = http.request(`${t.url}/api/checkout-sessions`, { method: 'POST', headers }, (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, text }));
-      });
-      req.on('error', reject).end(body);
-    });
+    const lines = ['authorization', `Bearer ${org.testToken}`, 'content-type', 'application/json', 'idempotency-key', 'key-a', 'idempotency-key', 'key-b'];
+    const answer = await requestWithHeaderLines(t.url, 'POST', '/api/checkout-sessions', lines, JSON.stringify(sessionRequest()));
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.text).error).toMatchObject({ code: 'validation_failed', param: 'Idempotency-Key' });
     expect(await sessionCount(org)).toBe(0);

@@ -111,6 +111,18 @@ describe('bearer checks', () => {
     expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: fresh })).status).toBe(404);
   });
 
+  it('issues a token for exactly five minutes from the organisation\'s time, to the millisecond', async () => {
+    const own = await t.organisation();
+    const clock = async () => Date.parse((await t.sandbox('POST', `/sandbox/organisations/${own.id}/clock`, { advanceSeconds: 0 })).now);
+    const before = await clock();
+    const token = await t.token(own.apiKeys.test.clientId, own.apiKeys.test.clientSecret);
+    const after = await clock();
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString('utf8'));
+    expect(claims.iat * 1000).toBeGreaterThanOrEqual(before);
+    expect(claims.iat * 1000).toBeLessThanOrEqual(after);
+    expect(claims.exp - claims.iat).toBeCloseTo(300, 6);
+  });
+
   it('does not expire a token on another organisation\'s clock', async () => {
     const other = await t.organisation();
     await t.advanceClock(other.id, 3600);

@@ -5,6 +5,7 @@
  * body valid against the documented schema. A test that expects an undocumented answer
  * (404 for an unknown route, 405) says so with `{ undocumented: true }`.
  */
+import http from 'node:http';
 import pino from 'pino';
 import { createPaymentServer, type PaymentServer, type ServerOptions } from '../../server/app.ts';
 import { createValidator, escapePointer, loadDescription, type Json } from './description.ts';
@@ -86,6 +87,21 @@ export async function checkedRequest<T = any>(baseUrl: string, method: string, p
     if (problems.length > 0) throw new Error(`Answer outside the description:\n${problems.join('\n')}`);
   }
   return answer;
+}
+
+/**
+ * A request whose header lines go out exactly as listed (name, value, name, value, …),
+ * repeats included: fetch would join a repeated name into one line. Host is added.
+ */
+export function requestWithHeaderLines(baseUrl: string, method: string, path: string, lines: string[], body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = ['host', new URL(baseUrl).host, ...lines];
+    const req = http.request(`${baseUrl}${path}`, { method, headers }, (res) => {
+      let text = '';
+      res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject).end(body);
+  });
 }
 
 export interface TestServer {
