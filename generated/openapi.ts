@@ -452,7 +452,7 @@ export interface components {
             reference: string;
             /** @description Creditor particulars. At most 12 characters from `[a-zA-Z0-9- ]`. */
             particulars?: string;
-            /** @description Creditor reference code. At most 12 characters from `[a-zA-Z0-9- ]`. Generated when omitted, and returned as `code`. */
+            /** @description Creditor reference code. At most 12 characters from `[a-zA-Z0-9- ]`. Generated when omitted, and returned as `code`. An empty string counts as omitted (the reference server's reading: the payer's statement needs a code). */
             code?: string;
         };
         /**

@@ -125,7 +125,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       return undefined;
     },
     moreValidation: (c, scope) => {
-      const details: ErrorDetail[] = [];
+      const details: ErrorDetail[] = [...(scope.inexact ?? [])];
       const req = scope.koa.req;
       if ((scope.koa.state.rawBody as Buffer).length > 0 && sentTwice(req, 'content-type')) {
         details.push({ field: 'Content-Type', constraints: { single: 'Content-Type must be sent once' } });
@@ -164,6 +164,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           if (scope.bodyProblem) throw scope.bodyProblem;
           return undefined;
         },
+        moreValidation: (_c, scope) => [...(scope.inexact ?? [])],
       })
     : undefined;
 
@@ -207,6 +208,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     // openapi-backend orders them): the body goes on as missing, and validationFail says why.
     let body: unknown;
     let bodyProblem: ApiError | undefined;
+    let inexact: Scope['inexact'];
     if (ctx.state.bodyTooLarge) {
       bodyProblem = validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
     } else if (raw.length > 0 && unreadableCoding(ctx.req)) {
@@ -216,7 +218,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
     } else {
       try {
-        body = parseBody(raw, type);
+        ({ value: body, inexact } = parseBody(raw, type));
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
         bodyProblem = error;
@@ -240,7 +242,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
         query: ctx.query as Record<string, string | string[]>,
         body,
       },
-      { services, koa: ctx, bodyProblem },
+      { services, koa: ctx, bodyProblem, inexact },
     );
     send(ctx, reply);
   }

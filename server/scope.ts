@@ -24,6 +24,8 @@ export interface Scope {
   auth?: Authentication;
   /** Why the body could not be taken (size, content type, nesting), answered at validation. */
   bodyProblem?: import('./http/errors.ts').ApiError;
+  /** Numbers in the body written with more digits than a double holds (refused at validation). */
+  inexact?: readonly import('./http/errors.ts').ErrorDetail[];
 }
 
 /** The authenticated API key and organisation; handlers of secured operations only. */

@@ -42,6 +42,36 @@ describe('validation (boundaries on both sides)', () => {
     }
   });
 
+  // Written with more digits than a double holds, these read as 10000, 10000, 1 and 25.5:
+  // what was written is over the maximum or has more than two decimals.
+  it.each(['10000.0000000000001', '9999.999999999999999', '1.0000000000000001', '25.500000000000000001'])(
+    'amount.total written as %s is refused, not rounded to a double that would pass',
+    async (written) => {
+      const text = JSON.stringify(sessionRequest()).replace('"total":25.5', `"total":${written}`);
+      const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+      expect(answer.status).toBe(400);
+      expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'amount.total' });
+      expect(Object.keys(answer.body.error.details[0].constraints)).toEqual(['exact']);
+    },
+  );
+
+  it.each([['19.990000000000000000', 19.99], ['1999e-2', 19.99], ['0.070', 0.07]])('amount.total written as %s is exactly %s, and accepted', async (written, total) => {
+    const text = JSON.stringify(sessionRequest()).replace('"total":25.5', `"total":${written}`);
+    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(200);
+    expect(answer.body.amount.total).toBe(total);
+  });
+
+  it('lists an inexact amount with the other failures at once; a key repeated with such a number is still refused', async () => {
+    const text = JSON.stringify({ ...sessionRequest(), type: 'bad' }).replace('"total":25.5', '"total":1.0000000000000001');
+    const both = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    expect(both.body.error.details.map((d: any) => d.field).sort()).toEqual(['amount.total', 'type']);
+    const repeated = JSON.stringify(sessionRequest()).replace('{', '{"amount":{"total":1.0000000000000001},');
+    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: repeated, headers: { 'content-type': 'application/json' } });
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('validation_failed');
+  });
+
   const allowed = [...'09AZaz', ' ', "'", '.', ',', '@', '_', '-'];
   it.each([
     ['A'.repeat(12), true], ['A'.repeat(13), false], ['', false],
