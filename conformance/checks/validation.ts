@@ -67,6 +67,7 @@ const cases: Case[] = [
   { id: 'VAL-038', rule: 'POST /api/checkout-sessions: checkoutMethod (required)', title: 'a missing checkoutMethod is refused and named in details', patch: { checkoutMethod: undefined }, fails: ['checkoutMethod'] },
   { id: 'VAL-039', rule: 'Limits: amount.total', title: 'total 1.0000000001 is refused (ten decimals, however close to a whole cent)', patch: { amount: { total: 1.0000000001 } }, fails: ['amount.total'] },
   { id: 'VAL-040', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a redirectUrl with an empty host (https://) is refused (not a valid absolute URL; RFC 9110 4.2.1)', patch: { redirectUrl: 'https://' }, fails: ['redirectUrl'] },
+  { id: 'VAL-041', rule: 'POST /api/checkout-sessions: webhookUrl', title: 'an https webhookUrl to a private address (10.0.0.1) is refused (publicly reachable), with a test key too', patch: { webhookUrl: 'https://10.0.0.1/hooks' }, fails: ['webhookUrl'] },
 ];
 
 async function accepted(ctx: CheckContext, c: Case) {

@@ -122,6 +122,21 @@ const mutants: Mutant[] = [
     },
   },
   {
+    name: 'a test key may send webhooks to a private address',
+    only: 'VAL-031,VAL-041',
+    caughtBy: ['VAL-041'],
+    stillPass: ['VAL-031'],
+    api: {
+      request: (m) => {
+        const body = isCreate(m) ? parse(m.body) : undefined;
+        // As a server that relaxes the target rules for test keys beyond loopback.
+        if (typeof body?.webhookUrl !== 'string' || !body.webhookUrl.startsWith('https://10.')) return m;
+        body.webhookUrl = 'https://shop.example.com/hooks';
+        return { ...m, body: JSON.stringify(body) };
+      },
+    },
+  },
+  {
     name: 'multipleOf with a tolerance: 1.0000000001 is taken as 1.00',
     only: 'VAL-006,VAL-039',
     caughtBy: ['VAL-039'],
