@@ -28,6 +28,20 @@ afterAll(() => t.close());
 const isEnvelope = (body: any, code: string) =>
   expect(body).toEqual({ error: { code, message: expect.any(String), param: null, doc_url: `https://docs.example.com/payments/errors/#${code}` } });
 
+/** Runs `during` while the store's `method` throws `message`, as a failing database would. */
+async function whileStoreFails(method: 'getPaymentBySessionId' | 'getApiKey', message: string, during: () => Promise<void>): Promise<void> {
+  const store = t.server.store;
+  const original = store[method];
+  store[method] = async () => {
+    throw new Error(message);
+  };
+  try {
+    await during();
+  } finally {
+    store[method] = original as never;
+  }
+}
+
 /** Writes `bytes` on a new connection and reads until the server closes it. */
 function raw(bytes: string, url = t.url): Promise<{ status: number; headers: Record<string, string>; body: string }> {
   const { port } = new URL(url);
@@ -142,19 +156,12 @@ describe('errors outside the operations', () => {
   });
 
   it('answers an unexpected exception with 500 internal_error, and no stack trace or SQL in the body', async () => {
-    const store = t.server.store;
-    const original = store.getPaymentBySessionId.bind(store);
-    store.getPaymentBySessionId = async () => {
-      throw new Error('SQLITE_CORRUPT: database disk image is malformed at select * from payments');
-    };
-    try {
+    await whileStoreFails('getPaymentBySessionId', 'SQLITE_CORRUPT: database disk image is malformed at select * from payments', async () => {
       const answer = await t.request('GET', '/api/checkout-sessions/cs_boom', { token: org.testToken });
       expect(answer.status).toBe(500);
       isEnvelope(answer.body, 'internal_error');
       expect(answer.text).not.toMatch(/SQLITE|select|at .*\.ts|Error:/);
-    } finally {
-      store.getPaymentBySessionId = original;
-    }
+    });
     expect(logLines.join('')).toContain('SQLITE_CORRUPT');
   });
 
@@ -207,18 +214,11 @@ describe('POST /api/token answers every failure as { error: <string> }', () => {
   });
 
   it('an unexpected exception: 500 with the string internal_error, and the cause only in the log', async () => {
-    const store = t.server.store;
-    const original = store.getApiKey.bind(store);
-    store.getApiKey = async () => {
-      throw new Error('SQLITE_BUSY: token lookup failed');
-    };
-    try {
+    await whileStoreFails('getApiKey', 'SQLITE_BUSY: token lookup failed', async () => {
       const answer = await t.request('POST', '/api/token', { form: org.apiKeys.test });
       expect(answer.status).toBe(500);
       expect(answer.body).toEqual({ error: 'internal_error' });
-    } finally {
-      store.getApiKey = original;
-    }
+    });
     expect(logLines.join('')).toContain('SQLITE_BUSY: token lookup failed');
   });
 
