@@ -78,6 +78,8 @@ export interface PaymentServer {
   close(): Promise<void>;
 }
 
+/** How late a log line may reach stderr when the server is quiet. */
+const LOG_FLUSH_MS = 200;
 /** RFC 9110 11.6.1: a 401 names the scheme that would work. */
 const API_CHALLENGE = 'Bearer realm="api"';
 
@@ -89,9 +91,19 @@ function sameSecret(given: string, expected: string): boolean {
 
 export async function createPaymentServer(options: ServerOptions = {}): Promise<PaymentServer> {
   const host = options.host ?? '127.0.0.1';
-  // Buffered writes to stderr: one syscall per few kilobytes of log, flushed on close.
+  // Buffered writes to stderr: one syscall per few kilobytes of log under load; when the
+  // server is quiet, what is buffered goes out within LOG_FLUSH_MS, and all of it on close.
   const destination = options.logger ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
-  const log = options.logger ?? pino({ level: process.env.LOG_LEVEL ?? 'info' }, destination);
+  let unwritten = false;
+  const log =
+    options.logger ??
+    pino({ level: process.env.LOG_LEVEL ?? 'info', hooks: { streamWrite: (line) => ((unwritten = true), line) } }, destination);
+  const logFlush = setInterval(() => {
+    if (!unwritten || !destination) return;
+    unwritten = false;
+    destination.flush();
+  }, LOG_FLUSH_MS);
+  logFlush.unref();
   const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite', options.walRewindFrames);
   await store.migrate();
   const tokens = await Tokens.open(store);
@@ -168,11 +180,6 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       })
     : undefined;
 
-  let demo: DemoOrganisation | undefined;
-  if (options.demo && (await store.countOrganisations()) === 0) {
-    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
-  }
-
   const app = new Koa();
   // The address (and so publicUrl) is known only once listening; the app is composed after.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
@@ -192,6 +199,12 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     server.once('error', reject);
     server.listen(options.port ?? 4010, host, () => resolve());
   });
+  // Only once listening: a start that fails (a port in use) must not leave behind a demo
+  // organisation whose credentials were never printed (its secret is stored hashed).
+  let demo: DemoOrganisation | undefined;
+  if (options.demo && (await store.countOrganisations()) === 0) {
+    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const publicUrl = (options.publicUrl ?? url).replace(/\/$/, '');
@@ -299,6 +312,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           setTimeout(() => server.closeAllConnections(), 2000).unref();
         });
         await store.close();
+        clearInterval(logFlush);
         destination?.flushSync();
       })();
       return closing;

@@ -91,9 +91,7 @@ function run(args: string[], env: Record<string, string> = {}): Running {
 
 /**
  * Starts the server and waits until it has printed everything it prints at start (the docs
- * line comes last) and has answered a request after that: the CLI installs its signal
- * handlers right after printing, so only then is a signal sure to find them (see the
- * it.fails at the end for a signal that comes earlier).
+ * line comes last) and has answered a request after that.
  */
 async function start(args: string[], env: Record<string, string> = {}) {
   const server = run(args, env);
@@ -287,13 +285,8 @@ describe('payment-server flags and environment', () => {
     expect(server.lines.join('\n')).not.toMatch(/listening/);
   }, 40_000);
 
-  // Server bug: the server listens and answers /healthz 200 before it has created the demo
-  // organisation and printed anything, but server/cli.ts installs its SIGINT/SIGTERM handlers
-  // only after printing. A supervisor that waits for /healthz and then stops the server
-  // (a readiness probe, a test harness) kills it with the signal's default action instead
-  // of the clean stop the design promises: exit by SIGTERM, no store close, and if the
-  // signal lands after the demo organisation's insert, its credentials are never shown and a
-  // restart will not create another. When fixed, vitest reports this it.fails: make it it().
+  // A supervisor may stop the server as soon as /healthz answers (a readiness probe), before
+  // it has printed anything: the signal must still get the clean stop, not the default action.
   it('SIGTERM as soon as /healthz answers 200 still stops cleanly (exit code 0)', async () => {
     const port = await freePort();
     const server = run(['--port', String(port), '--db', path.join(tmp, 'early-signal.sqlite')]);
@@ -305,5 +298,60 @@ describe('payment-server flags and environment', () => {
       await new Promise((r) => setTimeout(r, 10));
     }
     expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+  }, 40_000);
+
+  it('an empty HOST, PORT or SANDBOX_TOKEN counts as unset: loopback, not every interface; a random sandbox token', async () => {
+    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], { HOST: '', SANDBOX_TOKEN: '', PUBLIC_URL: '' });
+    try {
+      expect(server.host).toBe('127.0.0.1');
+      expect(printed(server.lines, /^sandbox token: (\S+)$/)).toMatch(/^sbx_/);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it.each([
+    [['--port', '0x1282'], /--port/],
+    [['--port', ''], /--port/],
+    [['--host', ''], /--host/],
+    [['--sandbox-token', ''], /--sandbox-token/],
+    [['--public-url', 'not a url'], /--public-url/],
+    [['--no-sandbox', '--sandbox-token', 'abc'], /cannot be used with/],
+  ])('refuses %j with a usage message', async (args, message) => {
+    const server = run([...args, '--db', ':memory:']);
+    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, `payment-server ${args.join(' ')} did not exit`);
+    expect(exit.code).not.toBe(0);
+    expect(server.stderr()).toMatch(message);
+    expect(server.lines.join('\n')).not.toMatch(/listening/);
+  }, 40_000);
+
+  it('a start that fails (its port taken) leaves no demo organisation behind: the next start prints one', async () => {
+    const db = path.join(tmp, 'port-taken.sqlite');
+    const taken = createServer();
+    const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)));
+    const failed = run(['--port', String(port), '--db', db]);
+    const exit = await withTimeout(failed.exited, START_TIMEOUT_MS, 'payment-server on a taken port did not exit');
+    await new Promise((resolve) => taken.close(resolve));
+    expect(exit.code).toBe(2);
+    expect(failed.stderr()).toMatch(/EADDRINUSE/);
+    const server = await start(['--port', String(port), '--db', db]);
+    try {
+      expect(printed(server.lines, /^ {2}test clientSecret: (\S+)$/)).toMatch(/^sk_/);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('writes each request\'s log line to stderr soon after, even when the server is quiet', async () => {
+    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], { LOG_LEVEL: 'info', HOST: '127.0.0.1' });
+    try {
+      await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'quiet-line' } });
+      const deadline = Date.now() + 3_000;
+      while (!server.stderr().includes('quiet-line') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      const line = server.stderr().split('\n').find((l) => l.includes('"quiet-line"'));
+      expect(line && JSON.parse(line)).toMatchObject({ reqId: 'quiet-line', path: '/healthz', status: 200 });
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
   }, 40_000);
 });
