@@ -98,12 +98,13 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const log =
     options.logger ??
     pino({ level: process.env.LOG_LEVEL ?? 'info', hooks: { streamWrite: (line) => ((unwritten = true), line) } }, destination);
-  const logFlush = setInterval(() => {
-    if (!unwritten || !destination) return;
-    unwritten = false;
-    destination.flush();
-  }, LOG_FLUSH_MS);
-  logFlush.unref();
+  const logFlush = destination
+    ? setInterval(() => {
+        if (!unwritten) return;
+        unwritten = false;
+        destination.flush();
+      }, LOG_FLUSH_MS).unref()
+    : undefined;
   const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite', options.walRewindFrames);
   await store.migrate();
   const tokens = await Tokens.open(store);
@@ -176,7 +177,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           if (scope.bodyProblem) throw scope.bodyProblem;
           return undefined;
         },
-        moreValidation: (_c, scope) => [...(scope.inexact ?? [])],
+        moreValidation: (_c, scope) => scope.inexact ?? [],
       })
     : undefined;
 
@@ -222,11 +223,11 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     let body: unknown;
     let bodyProblem: ApiError | undefined;
     let inexact: Scope['inexact'];
+    const coding = raw.length > 0 ? unreadableCoding(ctx.req) : undefined;
     if (ctx.state.bodyTooLarge) {
       bodyProblem = validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
-    } else if (raw.length > 0 && unreadableCoding(ctx.req)) {
-      const { field, problem } = unreadableCoding(ctx.req)!;
-      bodyProblem = validationFailed([{ field, constraints: { coding: problem } }]);
+    } else if (coding) {
+      bodyProblem = validationFailed([{ field: coding.field, constraints: { coding: coding.problem } }]);
     } else if (raw.length > 0 && ctx.path !== TOKEN_PATH && !isJson(type)) {
       bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
     } else {

@@ -44,11 +44,11 @@ export interface BackendOptions<S> {
    * validation so that `details` lists every problem at once; a field the schemas already
    * refused is not checked again.
    */
-  moreValidation?: (c: Context, scope: S) => ErrorDetail[];
+  moreValidation?: (c: Context, scope: S) => readonly ErrorDetail[];
 }
 
 /** The validation result, with what `moreValidation` found (merged by `validationFail`). */
-type Validation = Context['validation'] & { more?: ErrorDetail[] };
+type Validation = Context['validation'] & { more?: readonly ErrorDetail[] };
 
 export interface RequestInput {
   method: string;
