@@ -219,3 +219,21 @@ export function processCpuMs(pid: number): number | null {
     return null;
   }
 }
+
+/**
+ * The machine's CPU time stolen by the hypervisor so far, and all its CPU time, in ms
+ * (from the first line of /proc/stat, USER_HZ 100); null without /proc. On a shared
+ * virtual machine the host runs other guests on our CPUs for tens of milliseconds at a
+ * time, which no process here can see in its own CPU time.
+ */
+export function machineStealMs(): { steal: number; all: number } | null {
+  try {
+    const fields = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!.trim().split(/\s+/).slice(1).map(Number);
+    // user nice system idle iowait irq softirq steal (guest and guest_nice are inside user and nice)
+    const ticks = fields.slice(0, 8);
+    if (ticks.length < 8 || ticks.some((n) => !Number.isFinite(n))) return null;
+    return { steal: ticks[7]! * 10, all: ticks.reduce((a, b) => a + b, 0) * 10 };
+  } catch {
+    return null;
+  }
+}

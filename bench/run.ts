@@ -17,7 +17,8 @@
  * 4. Samples the payment server's VmRSS every 200 ms (and VmHWM at the end), by phase.
  * 5. Prints a Markdown table with the targets, writes bench/results/latest.json. It also
  *    prints each target's CPU time per request and flags measurements during which other
- *    processes kept the machine busy (req/s and p99 are then understated).
+ *    processes kept the machine busy (req/s and p99 are then understated) or the
+ *    hypervisor took the CPUs for other guests (steal, from /proc/stat).
  *
  * Both children are stopped (SIGTERM, SIGKILL after 5 s) on success, failure or Ctrl-C.
  *
@@ -34,7 +35,7 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { processCpuMs, sampleMemory, startChild, stopAll, waitUntilHealthy, type Child, type MemoryReport } from './processes.ts';
+import { machineStealMs, processCpuMs, sampleMemory, startChild, stopAll, waitUntilHealthy, type Child, type MemoryReport } from './processes.ts';
 
 // --- autocannon, typed here (only the parts used) --------------------------------------
 
@@ -102,6 +103,8 @@ async function cpuBusy(ms: number): Promise<number> {
 const BUSY = 0.2;
 /** Above this many CPUs used by other processes during a measurement, its numbers are flagged. */
 const OTHER_CPUS = 0.25;
+/** Above this share of the machine's CPU time stolen by the hypervisor during a measurement, its numbers are flagged. */
+const STEAL_PERCENT = 2;
 
 const SESSION_BODY = {
   type: 'single',
@@ -140,6 +143,8 @@ interface Measurement {
   serverCpus: number | null;
   /** CPUs kept busy by everything else than the target and this benchmark process (other work on the machine). */
   otherCpus: number;
+  /** Share (%) of the machine's CPU time the hypervisor gave to other guests during the window; null without /proc. */
+  stealPercent: number | null;
   samples: string[];
 }
 
@@ -202,10 +207,10 @@ async function measure(target: Target): Promise<Measurement> {
       lastAnswerAt = performance.now();
     } else if (ms > warmupMaxMs) warmupMaxMs = ms;
   });
-  let before: { wall: number; server: number | null; self: NodeJS.CpuUsage; machine: ReturnType<typeof cpuTotals> } | undefined;
+  let before: { wall: number; server: number | null; self: NodeJS.CpuUsage; machine: ReturnType<typeof cpuTotals>; steal: ReturnType<typeof machineStealMs> } | undefined;
   const windowStart = setTimeout(() => {
     measuring = true;
-    before = { wall: performance.now(), server: processCpuMs(target.pid), self: process.cpuUsage(), machine: cpuTotals() };
+    before = { wall: performance.now(), server: processCpuMs(target.pid), self: process.cpuUsage(), machine: cpuTotals(), steal: machineStealMs() };
   }, WARMUP * 1000);
   const result = await instance;
   clearTimeout(windowStart);
@@ -215,6 +220,8 @@ async function measure(target: Target): Promise<Measurement> {
   const serverAfter = processCpuMs(target.pid);
   const selfUsage = process.cpuUsage(before.self);
   const machine = cpuTotals();
+  const steal = machineStealMs();
+  const stealPercent = before.steal && steal && steal.all > before.steal.all ? (100 * (steal.steal - before.steal.steal)) / (steal.all - before.steal.all) : null;
   const serverMs = before.server === null || serverAfter === null ? null : serverAfter - before.server;
   const machineBusyMs = machine.all - before.machine.all - (machine.idle - before.machine.idle);
   const otherCpus = Math.max(0, (machineBusyMs - (serverMs ?? 0) - (selfUsage.user + selfUsage.system) / 1000) / wallMs);
@@ -241,6 +248,7 @@ async function measure(target: Target): Promise<Measurement> {
     serverCpuMsPerRequest: serverMs === null || latencies.length === 0 ? null : round(serverMs / latencies.length, 3),
     serverCpus: serverMs === null ? null : round(serverMs / wallMs, 2),
     otherCpus: round(otherCpus, 2),
+    stealPercent: stealPercent === null ? null : round(stealPercent, 1),
   };
   console.log(`${Math.round(measurement.reqPerSec)} req/s, p99 ${measurement.p99Ms.toFixed(1)} ms${measurement.failures ? `, ${measurement.failures} FAILED` : ''}`);
   return measurement;
@@ -312,6 +320,7 @@ function bracket(before: Measurement, measurement: Measurement, after: Measureme
 function report(measurements: Measurement[], get: Bracketed, post: Bracketed, memory: MemoryReport, busyBefore: number) {
   const peakMb = mb(memory.peakRssKb);
   const noisy = measurements.filter((m) => m.otherCpus > OTHER_CPUS);
+  const stolen = measurements.filter((m) => (m.stealPercent ?? 0) > STEAL_PERCENT);
   const ratioCell = (m: Measurement) => {
     const b = [get, post].find((x) => x.measurement === m);
     return b ? `${b.ratio.toFixed(3)} (of ${Math.round(b.ceilingReqPerSec)})` : '';
@@ -331,13 +340,18 @@ function report(measurements: Measurement[], get: Bracketed, post: Bracketed, me
     ...(busyBefore > BUSY
       ? [`> Before the run the machine was already ${Math.round(busyBefore * 100)} % busy (${os.cpus().length} CPUs): other work competed for the CPU, so these numbers are low and noisy.`, '']
       : []),
-    '| target (in the order run) | req/s | p50 ms | p99 ms | ratio to the ceiling runs around it |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...measurements.map((m) => `| ${m.target} | ${Math.round(m.reqPerSec)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${ratioCell(m)} |`),
+    '| target (in the order run) | req/s | p50 ms | p99 ms | ratio to the ceiling runs around it | steal |',
+    '| --- | ---: | ---: | ---: | ---: | ---: |',
+    ...measurements.map((m) => `| ${m.target} | ${Math.round(m.reqPerSec)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${ratioCell(m)} | ${m.stealPercent === null ? '?' : `${m.stealPercent.toFixed(1)} %`} |`),
+    '',
+    'Steal: the share of the machine\'s CPU time its hypervisor gave to other guests during the measured window (`/proc/stat`).',
     '',
     `Highest latency while the ${CONNECTIONS} connections opened (warm-up): ${measurements.map((m) => `${m.target.split(' (')[0]} ${Math.round(m.warmupMaxMs)} ms`).join('; ')}.`,
     '',
     `Server CPU per request: ${measurements.map((m) => `${m.target.split(' (')[0]} ${m.serverCpuMsPerRequest ?? '?'} ms (${m.serverCpus ?? '?'} CPU busy)`).join('; ')}.`,
+    ...(stolen.length > 0
+      ? ['', `> The hypervisor took ${stolen.map((m) => `${m.stealPercent} % of the CPU time during ${m.target.split(' (')[0]}`).join(', ')}, in stalls of tens of milliseconds: that run's req/s is understated and its p99 overstated.`]
+      : []),
     ...(noisy.length > 0
       ? ['', `> Other work kept ${noisy.map((m) => `${m.otherCpus} CPU busy during ${m.target.split(' (')[0]}`).join(', ')}: req/s and p99 are understated; compare CPU per request instead.`]
       : []),
