@@ -25,6 +25,38 @@ interface Mutant extends Variant {
   stillPass?: string[];
 }
 
+/** A receiver-side mutation: each delivery the merchant answered `status` is delivered once more (after `delayMs`). */
+const deliverAgainAfter = (status: number, delayMs = 0): Mutation => ({
+  after: async (m, r, _k, forward) => {
+    if (r.status !== status) return;
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    await forward(m);
+  },
+});
+
+/**
+ * An API-side mutation: a declined sandbox attempt on a session created with a
+ * `webhookUrl` sends an (unsigned) `checkout_session.failed` webhook there, at once
+ * (awaited) or `delayMs` later.
+ */
+const webhookOnDecline = (delayMs: number): Mutation => {
+  const hooks = new Map<string, string>();
+  return {
+    response: async (m, r) => {
+      if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
+      const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
+      const url = attempt ? hooks.get(attempt[1]!) : undefined;
+      if (url && parse(m.body)?.outcome === 'declined') {
+        const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
+        const send = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+        if (delayMs === 0) await send();
+        else setTimeout(() => void send().catch(() => undefined), delayMs);
+      }
+      return r;
+    },
+  };
+};
+
 const inFlightKeys = new Map<string, number>();
 const failedKeys = new Set<string>();
 const seenKeys = new Map<string, number>();
@@ -352,41 +384,13 @@ const mutants: Mutant[] = [
     only: 'HOOK-006,HOOK-001',
     caughtBy: ['HOOK-006'],
     stillPass: ['HOOK-001'],
-    api: (() => {
-      const hooks = new Map<string, string>();
-      return {
-        response: async (m, r) => {
-          if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
-          const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
-          const url = attempt ? hooks.get(attempt[1]!) : undefined;
-          if (url && parse(m.body)?.outcome === 'declined') {
-            const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
-            await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
-          }
-          return r;
-        },
-      } satisfies Mutation;
-    })(),
+    api: webhookOnDecline(0),
   },
   {
     name: 'a declined attempt sends a webhook two seconds later',
     only: 'HOOK-006',
     caughtBy: ['HOOK-006'],
-    api: (() => {
-      const hooks = new Map<string, string>();
-      return {
-        response: async (m, r) => {
-          if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
-          const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
-          const url = attempt ? hooks.get(attempt[1]!) : undefined;
-          if (url && parse(m.body)?.outcome === 'declined') {
-            const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
-            setTimeout(() => void fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(() => undefined), 2000);
-          }
-          return r;
-        },
-      } satisfies Mutation;
-    })(),
+    api: webhookOnDecline(2000),
   },
   {
     name: "a declined or expired session is delivered elsewhere (the target's own records list the attempt)",
@@ -413,12 +417,7 @@ const mutants: Mutant[] = [
     name: 'the open banking rail retries after a 400',
     only: 'HOOK-026',
     caughtBy: ['HOOK-026'],
-    hook: {
-      after: async (m, r, _k, forward) => {
-        if (r.status !== 400) return;
-        await forward(m);
-      },
-    },
+    hook: deliverAgainAfter(400),
   },
   {
     name: 'the legacy body names another foreignTransactionId (a modelled field: caught under --strict-assumptions)',
@@ -485,25 +484,14 @@ const mutants: Mutant[] = [
     only: 'HOOK-013,HOOK-010',
     caughtBy: ['HOOK-013'],
     stillPass: ['HOOK-010'],
-    hook: {
-      after: async (m, r, _k, forward) => {
-        if (r.status !== 400) return;
-        await new Promise((resolve) => setTimeout(resolve, 50));
-        await forward(m);
-      },
-    },
+    hook: deliverAgainAfter(400, 50),
   },
   {
     name: 'the open banking rail makes a second attempt after a 500',
     only: 'HOOK-015,HOOK-018',
     caughtBy: ['HOOK-015'],
     stillPass: ['HOOK-018'],
-    hook: {
-      after: async (m, r, _k, forward) => {
-        if (r.status !== 500) return;
-        await forward(m);
-      },
-    },
+    hook: deliverAgainAfter(500),
   },
   {
     name: 'after rotation deliveries are still signed with the old secret',
