@@ -350,7 +350,7 @@ function report(measurements: Measurement[], get: Bracketed, post: Bracketed, me
     '',
     `Server CPU per request: ${measurements.map((m) => `${m.target.split(' (')[0]} ${m.serverCpuMsPerRequest ?? '?'} ms (${m.serverCpus ?? '?'} CPU busy)`).join('; ')}.`,
     ...(stolen.length > 0
-      ? ['', `> The hypervisor took ${stolen.map((m) => `${m.stealPercent} % of the CPU time during ${m.target.split(' (')[0]}`).join(', ')}, in stalls of tens of milliseconds: that run's req/s is understated and its p99 overstated.`]
+      ? ['', `> The hypervisor took ${stolen.map((m) => `${m.stealPercent} % of the CPU time during ${m.target.split(' (')[0]}`).join(', ')}: req/s is then understated and p99 overstated.`]
       : []),
     ...(noisy.length > 0
       ? ['', `> Other work kept ${noisy.map((m) => `${m.otherCpus} CPU busy during ${m.target.split(' (')[0]}`).join(', ')}: req/s and p99 are understated; compare CPU per request instead.`]
