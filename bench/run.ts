@@ -2,9 +2,9 @@
  * `npm run bench`: throughput, p99 latency and memory of the reference server on loopback,
  * against a bare node:http "ceiling" measured the same way.
  *
- * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (bin/payment-server.js,
- *    temporary SQLite file, random sandbox token), each in its own process. `npm run bench`
- *    first builds the server (build/), which the bin then runs, as `npm start` does.
+ * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (its compiled bin,
+ *    server/dist/cli.js, on a temporary SQLite file with a random sandbox token), each in
+ *    its own process. `npm run bench` builds first, as `npm start` does.
  * 2. Provisions an organisation through the sandbox API, gets a bearer token, creates one
  *    checkout session.
  * 3. Runs autocannon against, in this order: the ceiling; GET /api/checkout-sessions/{id};
@@ -34,7 +34,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { machineStealMs, processCpuMs, sampleMemory, startChild, stopAll, waitUntilHealthy, type Child, type MemoryReport } from './processes.ts';
 
 // --- autocannon, typed here (only the parts used) --------------------------------------
@@ -388,14 +388,11 @@ async function main(): Promise<number> {
     ceiling = await startChild({ name: 'ceiling', cwd: root, args: ['--import', 'tsx', path.join(root, 'bench/ceiling.ts')] });
     await waitUntilHealthy(`${ceiling.url}/`);
 
-    // The server is measured as users run it: from build/ when that matches the sources
-    // (`npm run bench` builds it first), else from the sources through tsx.
-    const compiled = (await import(pathToFileURL(path.join(root, 'bin/compiled.js')).href)) as { isFresh(): boolean };
-    if (!compiled.isFresh()) console.warn('note: build/ is missing or stale, so the payment server runs the TypeScript sources through tsx (slower start, more memory); `npm run build:server` fixes that.');
+    // The server is measured as users run it: its compiled bin (`npm run bench` builds it first).
     server = await startChild({
       name: 'payment server',
       cwd: root,
-      args: [path.join(root, 'bin/payment-server.js'), '--port', '0', '--db', path.join(scratch, 'bench.sqlite'), '--sandbox-token', sandboxToken],
+      args: [path.join(root, 'server/dist/cli.js'), '--port', '0', '--db', path.join(scratch, 'bench.sqlite'), '--sandbox-token', sandboxToken],
       stderrPath: serverLog,
     });
     memory = sampleMemory(server.pid, 200);

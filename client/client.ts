@@ -17,7 +17,7 @@
  * methods on top raise errors instead of returning them.
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
-import type { components, paths } from '../generated/openapi.ts';
+import type { components, paths } from '@payment-service/contract';
 import { connectionError, errorFromResponse } from './errors.ts';
 import { IDEMPOTENCY_HEADER, generateIdempotencyKey } from './idempotency.ts';
 import { isPaid } from './payments.ts';

@@ -5,7 +5,7 @@
  * the code first and the status second, so a code added to the service later still
  * yields a usable error of the right family instead of a crash.
  */
-import type { components } from '../generated/openapi.ts';
+import type { components } from '@payment-service/contract';
 
 export type KnownErrorCode = components['schemas']['KnownErrorCode'];
 /** A known code, or any code the service adds later. */

@@ -3,7 +3,7 @@
  * Statuses and events are open sets: a value this client does not know is carried as
  * it is, never thrown on, and never taken to mean paid.
  */
-import type { components } from '../generated/openapi.ts';
+import type { components } from '@payment-service/contract';
 
 /** The statuses the document lists today; more may come. */
 export const KNOWN_STATUSES = ['created', 'pending', 'completed', 'failed', 'expired'] as const;

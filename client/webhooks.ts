@@ -9,7 +9,7 @@
  * Test vectors: openapi/webhook-signature-vectors.json.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { components } from '../generated/openapi.ts';
+import type { components } from '@payment-service/contract';
 
 export const SIGNATURE_HEADER = 'Service-Signature';
 export const DEFAULT_TOLERANCE_SECONDS = 300;

@@ -1,20 +1,23 @@
 /**
- * Response conformance against the bundled description (generated/openapi.json): the
+ * Response conformance against the bundled description (`@payment-service/contract/openapi.json`): the
  * status must be documented for the operation, the body JSON, and the body valid
  * against the documented schema (ajv, JSON Schema 2020-12, decimal-exact multipleOf).
  * A problem found under an element marked `x-assumption: true` is our modelling, not
  * the document's word, and is reported at level `assumption`.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { decimalMultipleOf } from '../client/decimal.ts';
+import { decimalMultipleOf } from '@payment-service/client/decimal';
 import type { Exchange } from './http.ts';
 
 type Json = Record<string, any>;
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-export const description: Json = JSON.parse(readFileSync(new URL('../generated/openapi.json', import.meta.url), 'utf8'));
+export const description: Json = JSON.parse(
+  readFileSync(createRequire(import.meta.url).resolve('@payment-service/contract/openapi.json'), 'utf8'),
+);
 const DOC_ID = 'conformance-openapi.json';
 
 const ajv = new Ajv2020({

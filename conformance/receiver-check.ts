@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import pc from 'picocolors';
-import { computeSignature, signWebhook, SIGNATURE_HEADER } from '../client/webhooks.ts';
+import { computeSignature, signWebhook, SIGNATURE_HEADER } from '@payment-service/client/webhooks';
 import type { Output } from './reporters/console.ts';
 import { SetupError, type Level } from './types.ts';
 

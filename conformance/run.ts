@@ -83,7 +83,21 @@ async function preflight(baseUrl: string, sandboxToken: string | undefined): Pro
   }
 }
 
+/** What one run produced: the report, the files written, and the exit status it calls for. */
+export interface RunOutcome {
+  /** 0 when every `must` check passed (skips allowed), 1 when one failed. */
+  exitCode: 0 | 1;
+  report: Report;
+  /** The report files written (json, junit, html). */
+  files: string[];
+}
+
+/** `payment-conformance run`; throws SetupError for a problem of the run itself (exit 2). */
 export async function runCommand(options: RunOptions, out: Output): Promise<number> {
+  return (await execute(options, out)).exitCode;
+}
+
+export async function execute(options: RunOptions, out: Output): Promise<RunOutcome> {
   let baseUrl: string;
   try {
     baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
@@ -137,5 +151,6 @@ export async function runCommand(options: RunOptions, out: Output): Promise<numb
   if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
   if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
   if (consoleOn) reporter.summary(report, files);
-  return results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions)) ? 1 : 0;
+  const exitCode = results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions)) ? 1 : 0;
+  return { exitCode, report, files };
 }

@@ -1,4 +1,4 @@
-import { createPaymentClient, verifyWebhook, isCompletedEvent } from 'payment-service-contract';
+import { createPaymentClient, verifyWebhook, isCompletedEvent } from '@payment-service/client';
 
 const pay = createPaymentClient({ baseUrl: 'http://127.0.0.1:4010', clientId: process.env.CLIENT_ID!, clientSecret: process.env.CLIENT_SECRET! });
 

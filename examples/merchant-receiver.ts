@@ -25,7 +25,7 @@ import {
   createPaymentClient,
   verifyWebhook,
   type PaymentClient,
-} from 'payment-service-contract';
+} from '@payment-service/client';
 
 export interface Shop {
   client: PaymentClient;

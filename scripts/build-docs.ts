@@ -1,10 +1,11 @@
 /**
- * Builds the documentation site into dist/docs/, for offline use:
+ * Builds the documentation site that the server package serves under /docs/, for offline
+ * use (`npm run build` runs it):
  *
- *   dist/docs/index.html          the public API (Redoc, scripts inlined)
- *   dist/docs/sandbox/index.html  the sandbox API (Redoc, scripts inlined)
- *   dist/docs/errors/index.html   one section per error code, id="<code>", so that every
- *                                 error's doc_url ({docs_url}/errors/#<code>) lands on it
+ *   server/site/index.html          the public API (Redoc, scripts inlined)
+ *   server/site/sandbox/index.html  the sandbox API (Redoc, scripts inlined)
+ *   server/site/errors/index.html   one section per error code, id="<code>", so that every
+ *                                   error's doc_url ({docs_url}/errors/#<code>) lands on it
  *
  * Reads the bundled descriptions in generated/ (run `npm run generate` first).
  */
@@ -16,7 +17,7 @@ import { promisify } from 'node:util';
 import { collectErrorCodes, renderErrorPage } from '../server/docs/error-page.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.join(root, 'dist/docs');
+const out = path.join(root, 'server/site');
 const run = promisify(execFile);
 
 /**

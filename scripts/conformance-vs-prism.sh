@@ -41,7 +41,7 @@ cat >"$OUT/profiles.json" <<'JSON'
 JSON
 
 status=0
-node bin/payment-conformance.js run --base-url "http://127.0.0.1:$PORT" --config "$OUT/profiles.json" \
+node conformance/dist/cli.js run --base-url "http://127.0.0.1:$PORT" --config "$OUT/profiles.json" \
   --reporter console,json,junit,html --out "$OUT" "$@" || status=$?
 echo "payment-conformance exit status against Prism: $status"
 exit "$status"

@@ -4,6 +4,7 @@
  * request log → error envelope → raw body → docs / health / API dispatch.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -34,9 +35,11 @@ import { SqliteStore } from './store/sqlite.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 import { hostedPage } from './pay/page.ts';
 import type { Store } from './store/types.ts';
-import { root } from './root.ts';
+import { packageRoot } from './root.ts';
 
-const readDescription = (name: string) => JSON.parse(readFileSync(path.join(root, 'generated', name), 'utf8')) as Document;
+const contract = createRequire(import.meta.url);
+// Parsed afresh for each server: openapi-backend may change the object it is given.
+const readDescription = (name: string) => JSON.parse(readFileSync(contract.resolve(`@payment-service/contract/${name}`), 'utf8')) as Document;
 
 export interface ServerOptions {
   port?: number;
@@ -47,7 +50,7 @@ export interface ServerOptions {
   sandboxToken?: string | false;
   publicUrl?: string;
   docsUrl?: string;
-  /** Where `npm run docs` wrote the Redoc pages. */
+  /** Where the Redoc pages are (default: the package's site/, written by `npm run build`). */
   docsDir?: string;
   logger?: Logger;
   /** Create the demo organisation when the database has none (the CLI does). */
@@ -281,7 +284,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     }
     return next();
   });
-  app.use(docsSite({ dir: options.docsDir ?? path.join(root, 'dist/docs'), descriptions: [publicDefinition, sandboxDefinition] }));
+  app.use(docsSite({ dir: options.docsDir ?? path.join(packageRoot, 'site'), descriptions: [publicDefinition, sandboxDefinition] }));
   app.use(hostedPage(services));
   app.use(function unknownPath() {
     throw new ApiError(404, 'not_found', 'No such resource.');

@@ -10,7 +10,7 @@
  * deliveries of a delivered event are allowed (Duplicates); after a failed or final
  * attempt, every further delivery counts as an attempt.
  */
-import { verifyWebhook, WebhookVerificationError } from '../../client/webhooks.ts';
+import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
 import type { CheckContext, Hook, Org } from '../context.ts';
 import { sessionBody } from '../context.ts';
 import { attemptsOf, type Behaviour, type Delivery } from '../receiver.ts';

@@ -3,7 +3,7 @@
  * The signing key is generated once and kept in the store, so tokens survive a restart.
  * Tokens are not stored: nothing about them accumulates on disk or in memory.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, type webcrypto } from 'node:crypto';
 import { SignJWT, jwtVerify } from 'jose';
 import { orgNow } from '../domain/clock.ts';
 import type { ApiKey, Organisation, Store } from '../store/types.ts';
@@ -34,7 +34,7 @@ export class Tokens {
 
   private constructor(
     private readonly store: Store,
-    private readonly key: CryptoKey,
+    private readonly key: webcrypto.CryptoKey,
   ) {}
 
   static async open(store: Store): Promise<Tokens> {

@@ -1,7 +1,7 @@
 /**
  * The docs under /docs/: the error-code page is rendered from the descriptions at start,
- * so every error's doc_url resolves even before `npm run docs`; the Redoc pages are
- * served from dist/docs/ (built by `npm run docs`). Paths resolve inside that folder only.
+ * so every error's doc_url resolves even without the Redoc pages, which are served from
+ * the package's site/ (written by `npm run build`). Paths resolve inside that folder only.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -16,7 +16,7 @@ const contentTypes: Record<string, string> = {
 };
 
 const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Docs not built</title></head>
-<body><h1>API reference not built</h1><p>Run <code>npm run docs</code> and reload. The
+<body><h1>API reference not built</h1><p>Run <code>npm run build</code> and reload. The
 <a href="/docs/errors/">error-code page</a> is always available.</p></body></html>`;
 
 export function docsSite(options: { dir: string; descriptions: object[] }): Middleware {

@@ -5,7 +5,7 @@
  */
 import { isUtf8 } from 'node:buffer';
 import { isLosslessNumber, parse as parseLossless } from 'lossless-json';
-import { readsExactly } from '../../client/decimal.ts';
+import { readsExactly } from '@payment-service/client/decimal';
 import { validationFailed, type ErrorDetail } from './errors.ts';
 
 /** The documented bodies are two levels deep; far deeper nesting is refused, not recursed into. */

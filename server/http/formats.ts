@@ -11,7 +11,7 @@
  */
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
-import { decimalMultipleOf } from '../../client/decimal.ts';
+import { decimalMultipleOf } from '@payment-service/client/decimal';
 
 const rfc3986Uri = fullFormats.uri as (text: string) => boolean;
 

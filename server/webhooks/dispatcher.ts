@@ -15,7 +15,7 @@
  *   are never signed.
  */
 import type { Logger } from 'pino';
-import { SIGNATURE_HEADER, signWebhook } from '../../client/webhooks.ts';
+import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { MINUTE, orgNow } from '../domain/clock.ts';
 import type { OutboxEntry, Store } from '../store/types.ts';
 import { sendWebhook, type SendResult } from './send.ts';

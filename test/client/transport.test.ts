@@ -251,8 +251,8 @@ describe('agreement with the description', () => {
     expect(new Set(documented)).toEqual(IDEMPOTENT_CREATE_PATHS);
   });
 
-  it('the README shows the integration example exactly as it is type-checked', () => {
-    const readme = readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+  it("the client's README shows the integration example exactly as it is type-checked", () => {
+    const readme = readFileSync(new URL('../../client/README.md', import.meta.url), 'utf8');
     const example = readFileSync(new URL('../../examples/integration.ts', import.meta.url), 'utf8');
     expect(readme).toContain('```ts\n' + example + '```');
   });

@@ -1,5 +1,5 @@
 /**
- * The built docs (dist/docs, from `npm run docs`) in headless Chromium, served by the
+ * The built docs (server/site, from `npm run build`) in headless Chromium, served by the
  * reference server on loopback with every other address blocked: the API reference renders its operations
  * and webhooks, the sandbox reference renders, and every error code's doc_url lands on
  * its section. Screenshots go to test-results/docs/ (git-ignored).
@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDescription, repoRoot } from '../support/description.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
-const docsDir = path.join(repoRoot, 'dist/docs');
+const docsDir = path.join(repoRoot, 'server/site');
 const shots = path.join(repoRoot, 'test-results/docs');
 const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -51,7 +51,7 @@ function documentedCodes(): string[] {
 }
 
 beforeAll(async () => {
-  if (!existsSync(path.join(docsDir, 'index.html'))) throw new Error('dist/docs is missing: run `npm run docs` first.');
+  if (!existsSync(path.join(docsDir, 'index.html'))) throw new Error('server/site is missing: run `npm run build` first.');
   if (!existsSync(chromiumPath)) throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
   server = await startTestServer({ docsDir });

@@ -1,6 +1,6 @@
 /**
  * The `payment-server` command as a user runs it (design, "Reference server"): spawned as
- * `node bin/payment-server.js` with the design's flags and environment variables, read
+ * `node server/dist/cli.js` with the design's flags and environment variables, read
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
  * organisation's credentials on an empty database, clean stops on SIGTERM and SIGINT,
  * data surviving a restart on the same file, `--sandbox-token`, `--no-sandbox`,
@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
 
-const BIN = path.join(repoRoot, 'bin/payment-server.js');
+const BIN = path.join(repoRoot, 'server/dist/cli.js');
 const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
 const LISTENING = /^payment-server listening on (http:\/\/(\S+?):(\d+))$/;

@@ -2,7 +2,7 @@
  * Webhook delivery across a crash (service document: Events, Response and retry
  * behaviour: card rail, up to three attempts in total, from a queue; the body, and so
  * `createdAt`, identical on a repeated delivery; every delivery signed). The server runs
- * as a child process (`node bin/payment-server.js`) on a SQLite file and is killed with
+ * as a child process (`node server/dist/cli.js`) on a SQLite file and is killed with
  * SIGKILL, then started again on the same file:
  *
  * 1. attempt 1 of each card webhook fails (the receiver answers 500) and is recorded;
@@ -25,7 +25,7 @@ import { SIGNATURE_HEADER, verifyWebhook } from '../../client/webhooks.ts';
 import { repoRoot } from '../support/description.ts';
 import { checkedRequest, sessionRequest } from '../support/server.ts';
 
-const BIN = path.join(repoRoot, 'bin/payment-server.js');
+const BIN = path.join(repoRoot, 'server/dist/cli.js');
 const SANDBOX = 'crash-test-sandbox-token';
 const LISTENING = /^payment-server listening on (http:\/\/\S+)$/;
 const START_TIMEOUT_MS = 20_000;

@@ -1,5 +1,5 @@
 /**
- * Runs the `payment-conformance` command as a user runs it (node bin/payment-conformance.js)
+ * Runs the `payment-conformance` command as a user runs it (node conformance/dist/cli.js)
  * and reads back its JSON report.
  */
 import { spawn } from 'node:child_process';
@@ -38,7 +38,7 @@ export interface CliRun {
 
 export function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'bin/payment-conformance.js'), ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', ...env } });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'conformance/dist/cli.js'), ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));

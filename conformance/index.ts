@@ -1,0 +1,54 @@
+/**
+ * The conformance suite as a library: `runConformance` runs the same checks as
+ * `payment-conformance run` and returns the report instead of printing it (unless asked).
+ */
+import { execute, type REPORTERS, type RunOutcome } from './run.ts';
+
+export { SetupError } from './types.ts';
+export type { Evidence, Level, Report, Result, Status } from './types.ts';
+export type { RunOutcome } from './run.ts';
+
+export type Reporter = (typeof REPORTERS)[number];
+
+export interface ConformanceOptions {
+  /** The implementation to check. */
+  baseUrl: string;
+  /** Bearer token of the target's sandbox API: the suite then provisions its own organisations. */
+  sandboxToken?: string;
+  /** A JSON file of organisation profiles, for a target without a sandbox API. */
+  config?: string;
+  /** Comma-separated id globs, e.g. "IDEM-*,AUTH-003". */
+  only?: string;
+  /** Reports to write or print (default: none; the outcome carries the report). */
+  reporters?: Reporter[];
+  /** Where the json, junit and html reports go (default reports/conformance). */
+  out?: string;
+  /** Where the console reporter writes (default: standard output). */
+  output?: { write(text: string): void };
+  strictAssumptions?: boolean;
+  receiverHost?: string;
+  receiverPort?: number;
+  receiverPublicUrl?: string;
+  concurrency?: number;
+}
+
+/** Runs the suite; throws SetupError when the run itself cannot go ahead (the CLI's exit 2). */
+export function runConformance(options: ConformanceOptions): Promise<RunOutcome> {
+  const output = options.output ?? { write: (text: string) => void process.stdout.write(text) };
+  return execute(
+    {
+      baseUrl: options.baseUrl,
+      sandboxToken: options.sandboxToken,
+      config: options.config,
+      only: options.only,
+      reporter: (options.reporters ?? []).join(','),
+      out: options.out ?? 'reports/conformance',
+      strictAssumptions: options.strictAssumptions ?? false,
+      receiverHost: options.receiverHost ?? '127.0.0.1',
+      receiverPort: options.receiverPort ?? 0,
+      receiverPublicUrl: options.receiverPublicUrl,
+      concurrency: options.concurrency ?? 8,
+    },
+    output,
+  );
+}

@@ -1,0 +1,104 @@
+/**
+ * The `payment-conformance` command line: `run` checks an implementation at a base URL,
+ * `receiver` checks a merchant's webhook receiver, `list` prints every check.
+ * Exit status: 0 every must check passed, 1 a must check failed, 2 usage or setup error.
+ * The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
+ */
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { createRegistry } from './checks/index.ts';
+import { receiverCommand } from './receiver-check.ts';
+import { runCommand } from './run.ts';
+import { SetupError } from './types.ts';
+
+const out = { write: (text: string) => void process.stdout.write(text) };
+
+function integer(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a whole number');
+  return n;
+}
+
+export function buildProgram(setExit: (code: number) => void): Command {
+  const program = new Command('payment-conformance')
+    .description('Checks an implementation of the payment service, or a merchant webhook receiver, against the service document.')
+    .exitOverride()
+    .showHelpAfterError();
+
+  program
+    .command('run')
+    .description('check the implementation at --base-url')
+    .requiredOption('--base-url <url>', 'base URL of the implementation')
+    .option('--sandbox-token <token>', 'bearer token of the target’s sandbox API (provisioning, clock, payments, faults)')
+    .option('--config <file>', 'JSON file of organisation profiles for a target without a sandbox API')
+    .option('--only <glob>', 'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003")')
+    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
+    .option('--strict-assumptions', 'fail the run when a check of our modelling (level assumption) fails', false)
+    .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
+    .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
+    .option('--receiver-public-url <url>', 'address the target must call to reach the receiver (a tunnel)')
+    .option('--concurrency <n>', 'checks run at once', integer, 8)
+    .action(async (o) => {
+      setExit(
+        await runCommand(
+          {
+            baseUrl: o.baseUrl,
+            sandboxToken: o.sandboxToken,
+            config: o.config,
+            only: o.only,
+            reporter: o.reporter,
+            out: o.out,
+            strictAssumptions: Boolean(o.strictAssumptions),
+            receiverHost: o.receiverHost,
+            receiverPort: o.receiverPort,
+            receiverPublicUrl: o.receiverPublicUrl,
+            concurrency: o.concurrency,
+          },
+          out,
+        ),
+      );
+    });
+
+  program
+    .command('receiver')
+    .description("check a merchant's webhook receiver at --url")
+    .requiredOption('--url <url>', 'the receiver’s address (its webhookUrl)')
+    .requiredOption('--secret <whsec>', 'the webhook signing secret the receiver verifies with')
+    .option('--legacy <mode>', 'legacy two-field bodies: accept or reject (not given: either answer passes, handling them is optional)')
+    .action(async (o) => {
+      if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy)) throw new SetupError('--legacy must be accept or reject.');
+      setExit(await receiverCommand({ url: o.url, secret: o.secret, legacy: o.legacy }, out));
+    });
+
+  program
+    .command('list')
+    .description('print every check: id, level, rule reference, title')
+    .action(() => {
+      const checks = createRegistry().all();
+      const width = (f: (c: (typeof checks)[number]) => string) => Math.max(...checks.map((c) => f(c).length));
+      const [wi, wl, wr] = [width((c) => c.id), width((c) => c.level), Math.min(60, width((c) => c.rule))];
+      for (const c of checks) out.write(`${c.id.padEnd(wi)}  ${c.level.padEnd(wl)}  ${c.rule.padEnd(wr)}  ${c.title}\n`);
+      setExit(0);
+    });
+  return program;
+}
+
+export async function main(argv: string[]): Promise<number> {
+  let code = 0;
+  const program = buildProgram((c) => (code = c));
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // --help and --version end "successfully"; anything else is a usage error.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    if (error instanceof SetupError) {
+      process.stderr.write(`payment-conformance: ${error.message}\n`);
+      return 2;
+    }
+    process.stderr.write(`payment-conformance: ${(error as Error).stack ?? String(error)}\n`);
+    return 2;
+  }
+}

@@ -1,0 +1,92 @@
+/**
+ * The reference tables of the package READMEs, written from their sources so that they
+ * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` flags
+ * (conformance/program.ts) and its checks (the registry). Each table sits between
+ * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README.
+ *
+ *   npm run readme            rewrite the tables
+ *   npm run readme -- --check fail (exit 1) when a README's table is stale
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command, Option } from 'commander';
+import { createRegistry } from '../conformance/checks/index.ts';
+import { buildProgram as conformanceProgram } from '../conformance/program.ts';
+import { buildProgram as serverProgram } from '../server/cli-program.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+const code = (text: string) => `\`${text}\``;
+
+function table(header: string[], rows: string[][]): string {
+  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+}
+
+function defaultOf(option: Option): string {
+  if (option.mandatory) return '(required)';
+  if (option.defaultValue === undefined || option.defaultValue === false) return '';
+  return code(String(option.defaultValue));
+}
+
+function flagsTable(command: Command, withEnv: boolean): string {
+  const options = command.options.filter((o) => o.long !== '--help' && o.long !== '--version');
+  const header = withEnv ? ['flag', 'env', 'default', 'meaning'] : ['flag', 'default', 'meaning'];
+  const rows = options.map((o) => {
+    const row = [code(o.flags), defaultOf(o), o.description];
+    if (withEnv) row.splice(1, 0, o.envVar ? code(o.envVar) : '');
+    return row;
+  });
+  return table(header, rows);
+}
+
+function checksTable(): string {
+  const checks = createRegistry().all();
+  const sections = [...new Set(checks.map((c) => c.section))];
+  return sections
+    .map((section) => {
+      const rows = checks.filter((c) => c.section === section).map((c) => [c.id, c.level, c.rule, c.title]);
+      return `**${section}** (${rows.length})\n\n${table(['id', 'level', 'rule', 'title'], rows)}`;
+    })
+    .join('\n\n');
+}
+
+function runCommand(): Command {
+  const run = conformanceProgram(() => {}).commands.find((c) => c.name() === 'run');
+  if (!run) throw new Error('payment-conformance has no run command');
+  return run;
+}
+
+const tables: Array<{ readme: string; name: string; render: () => string }> = [
+  { readme: 'server/README.md', name: 'flags', render: () => flagsTable(serverProgram(), true) },
+  { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
+  { readme: 'conformance/README.md', name: 'checks', render: checksTable },
+];
+
+async function main(): Promise<void> {
+  const check = process.argv.includes('--check');
+  const stale: string[] = [];
+  for (const readme of new Set(tables.map((t) => t.readme))) {
+    const file = path.join(root, readme);
+    const before = await readFile(file, 'utf8');
+    let after = before;
+    for (const t of tables.filter((x) => x.readme === readme)) {
+      const start = `<!-- generated:${t.name} -->`;
+      const end = `<!-- /generated:${t.name} -->`;
+      const from = after.indexOf(start);
+      const to = after.indexOf(end);
+      if (from < 0 || to < from) throw new Error(`${readme}: no ${start} … ${end} block`);
+      after = `${after.slice(0, from + start.length)}\n${t.render()}\n${after.slice(to)}`;
+    }
+    if (after === before) continue;
+    if (check) stale.push(readme);
+    else await writeFile(file, after);
+  }
+  if (stale.length > 0) {
+    console.error(`stale tables in ${stale.join(', ')}: run \`npm run readme\` and commit the result.`);
+    process.exitCode = 1;
+  }
+}
+
+await main();
