@@ -1,24 +1,40 @@
 /**
  * Builds the documentation site that the server package serves under /docs/, for offline
- * use (`npm run build` runs it):
+ * use (`npm run build` runs it; `npm run docs -- --force` rebuilds regardless, and
+ * `--out DIR` writes elsewhere):
  *
  *   server/site/index.html          the public API (Redoc, scripts inlined)
  *   server/site/sandbox/index.html  the sandbox API (Redoc, scripts inlined)
  *   server/site/errors/index.html   one section per error code, id="<code>", so that every
  *                                   error's doc_url ({docs_url}/errors/#<code>) lands on it
  *
- * Reads the bundled descriptions in generated/ (run `npm run generate` first).
+ * Reads the bundled descriptions in generated/. Nothing is rebuilt when none of the inputs
+ * (the descriptions, the page renderers, this script, Redocly's version) changed since
+ * the last build: their hash is kept beside the pages, in site/.inputs.json.
  */
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { parseArgs, promisify } from 'node:util';
 import { collectErrorCodes, renderErrorPage } from '../server/docs/error-page.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const out = path.join(root, 'server/site');
+const { values: flags } = parseArgs({ options: { out: { type: 'string' }, force: { type: 'boolean' } } });
+const out = path.resolve(root, flags.out ?? 'server/site');
+const stamp = path.join(out, '.inputs.json');
 const run = promisify(execFile);
+
+const INPUTS = [
+  'generated/openapi.json',
+  'generated/sandbox.json',
+  'scripts/build-docs.ts',
+  'server/docs/error-page.ts',
+  'server/docs/theme.ts',
+  'node_modules/@redocly/cli/package.json',
+];
 
 /**
  * Redoc's sidebar credit shows a logo fetched from Redocly's CDN; offline, and for readers
@@ -29,31 +45,68 @@ const LOCAL_LOGO = `data:image/svg+xml,${encodeURIComponent(
   '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="14"><text x="0" y="11" font-family="sans-serif" font-size="11" fill="#555">Redocly</text></svg>',
 )}`;
 
-async function redoc(api: string, file: string, title: string): Promise<void> {
+type Json = Record<string, unknown>;
+
+/** The site's other pages, linked from the top of a Redoc page (its description's start). */
+function withSiteLinks(doc: Json, links: string): Json {
+  const info = doc.info as Json;
+  return { ...doc, info: { ...info, description: `${links}\n\n${String(info.description ?? '')}` } };
+}
+
+async function redoc(doc: Json, file: string, title: string, scratch: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
+  const input = path.join(scratch, `${path.basename(path.dirname(file))}.json`);
+  await writeFile(input, JSON.stringify(doc));
   // --inlineBundle embeds Redoc itself; without it the page loads Redoc from a CDN.
   await run(
     path.join(root, 'node_modules/.bin/redocly'),
-    ['build-docs', api, '--inlineBundle', '--title', title, '--output', file],
+    ['build-docs', input, '--inlineBundle', '--title', title, '--output', file],
     { cwd: root, env: { ...process.env, REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' } },
   );
   const html = await readFile(file, 'utf8');
   await writeFile(file, html.replace(CDN_LOGOS, LOCAL_LOGO));
 }
 
-async function readJson(file: string): Promise<Record<string, unknown>> {
-  return JSON.parse(await readFile(path.join(root, file), 'utf8')) as Record<string, unknown>;
+async function inputsHash(): Promise<string> {
+  const hash = createHash('sha256');
+  for (const file of INPUTS) hash.update(file).update('\0').update(await readFile(path.join(root, file))).update('\0');
+  return hash.digest('hex');
 }
 
 async function main(): Promise<void> {
-  const [publicApi, sandboxApi] = await Promise.all([readJson('generated/openapi.json'), readJson('generated/sandbox.json')]);
-  await Promise.all([
-    redoc('public', path.join(out, 'index.html'), 'Payment Service API'),
-    redoc('sandbox', path.join(out, 'sandbox/index.html'), 'Payment Service Sandbox API'),
-  ]);
+  const hash = await inputsHash();
+  const built = await readFile(stamp, 'utf8').then(
+    (text) => (JSON.parse(text) as { hash?: string }).hash,
+    () => undefined,
+  );
+  if (built === hash && !flags.force) return;
+
+  const read = async (file: string) => JSON.parse(await readFile(path.join(root, file), 'utf8')) as Json;
+  const [publicApi, sandboxApi] = await Promise.all([read('generated/openapi.json'), read('generated/sandbox.json')]);
+  const scratch = await mkdtemp(path.join(tmpdir(), 'docs-'));
+  try {
+    await rm(out, { recursive: true, force: true });
+    await Promise.all([
+      redoc(
+        withSiteLinks(publicApi, '**Also here:** [error codes](errors/) · [sandbox API reference](sandbox/)'),
+        path.join(out, 'index.html'),
+        'Payment Service API',
+        scratch,
+      ),
+      redoc(
+        withSiteLinks(sandboxApi, '**Also here:** [error codes](../errors/) · [public API reference](../)'),
+        path.join(out, 'sandbox/index.html'),
+        'Payment Service Sandbox API',
+        scratch,
+      ),
+    ]);
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
   const codes = collectErrorCodes([publicApi, sandboxApi]);
   await mkdir(path.join(out, 'errors'), { recursive: true });
   await writeFile(path.join(out, 'errors/index.html'), renderErrorPage(codes));
+  await writeFile(stamp, `${JSON.stringify({ hash }, null, 2)}\n`);
   console.log(`docs written to ${path.relative(root, out)}/ (${codes.length} error codes)`);
 }
 

@@ -284,7 +284,14 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     }
     return next();
   });
-  app.use(docsSite({ dir: options.docsDir ?? path.join(packageRoot, 'site'), descriptions: [publicDefinition, sandboxDefinition] }));
+  app.use(
+    docsSite({
+      dir: options.docsDir ?? path.join(packageRoot, 'site'),
+      descriptions: [publicDefinition, sandboxDefinition],
+      publicUrl,
+      sandbox: sandboxApi !== undefined,
+    }),
+  );
   app.use(hostedPage(services));
   app.use(function unknownPath() {
     throw new ApiError(404, 'not_found', 'No such resource.');

@@ -5,6 +5,8 @@
  * and `x-enumDescriptions`), never written here.
  */
 
+import { escapeHtml, renderPage } from './theme.ts';
+
 type Json = Record<string, unknown>;
 
 export interface ErrorCodeEntry {
@@ -92,66 +94,68 @@ export function collectErrorCodes(docs: Json[]): ErrorCodeEntry[] {
   return [...entries.values()];
 }
 
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
-
 /** Inline `code` spans of the descriptions' Markdown, after escaping. */
 function inlineMarkdown(text: string): string {
   return escapeHtml(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 }
 
 function section(entry: ErrorCodeEntry): string {
-  const example = entry.example === undefined ? '' : `
+  const code = escapeHtml(entry.code);
+  const example =
+    entry.example === undefined
+      ? ''
+      : `
       <h3>Example</h3>
       <pre><code>${escapeHtml(JSON.stringify(entry.example, null, 2))}</code></pre>`;
-  const operations = entry.operations.length === 0 ? '' : `
+  const operations =
+    entry.operations.length === 0
+      ? ''
+      : `
       <h3>Answered by</h3>
       <ul>${entry.operations.map((op) => `<li><code>${escapeHtml(op)}</code></li>`).join('')}</ul>`;
+  const scope = entry.api.includes('Sandbox') ? ' <span class="muted">sandbox API only</span>' : '';
   return `
-    <section id="${escapeHtml(entry.code)}" aria-labelledby="${escapeHtml(entry.code)}-title">
-      <h2 id="${escapeHtml(entry.code)}-title"><a href="#${escapeHtml(entry.code)}">${escapeHtml(entry.code)}</a></h2>
-      <p class="status">HTTP ${entry.status}${entry.api.includes('Sandbox') ? ' &middot; sandbox API only' : ''}</p>
+    <section class="card" id="${code}" aria-labelledby="${code}-title">
+      <h2 id="${code}-title"><a href="#${code}">${code}</a></h2>
+      <p class="status"><span class="badge">HTTP ${entry.status}</span>${scope}</p>
       <p>${inlineMarkdown(entry.meaning)}</p>
       <p class="retry"><strong>Retry:</strong> ${retryByStatus[entry.status] ?? 'See the API reference.'}</p>${operations}${example}
     </section>`;
 }
 
+/** The sidebar: the other pages of the docs, then the codes grouped by status. */
+function sidebar(entries: ErrorCodeEntry[]): string {
+  const statuses = [...new Set(entries.map((e) => e.status))].sort((a, b) => a - b);
+  const groups = statuses.map((status) => {
+    const items = entries
+      .filter((e) => e.status === status)
+      .map((e) => `<li><a href="#${escapeHtml(e.code)}"><code>${escapeHtml(e.code)}</code></a></li>`)
+      .join('');
+    return `
+      <h2>HTTP ${status}</h2>
+      <ul>${items}</ul>`;
+  });
+  return `
+      <a class="home" href="./">Error codes</a>
+      <ul>
+        <li><a href="../">API reference</a></li>
+        <li><a href="../sandbox/">Sandbox API reference</a></li>
+      </ul>${groups.join('')}`;
+}
+
 export function renderErrorPage(entries: ErrorCodeEntry[]): string {
-  const index = entries
-    .map((e) => `<li><a href="#${escapeHtml(e.code)}"><code>${escapeHtml(e.code)}</code></a> (${e.status})</li>`)
-    .join('');
-  return `<!doctype html>
-<html lang="en">
-<head>
-  <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
-  <title>Error codes · Payment Service API</title>
-  <style>
-    body { font: 16px/1.5 system-ui, sans-serif; margin: 0 auto; max-width: 50rem; padding: 1rem 1.5rem 40vh; color: #1d1d1f; }
-    code, pre { font-family: ui-monospace, monospace; }
-    pre { background: #f4f4f6; padding: .75rem; overflow-x: auto; border-radius: 4px; }
-    section { border-top: 1px solid #ddd; padding-top: .5rem; margin-top: 1.5rem; }
-    section:target { outline: 3px solid #3b6fd8; outline-offset: .5rem; }
-    .status { font-weight: 600; color: #555; margin: 0; }
-    nav ul { columns: 2; }
-  </style>
-</head>
-<body>
-  <header>
-    <h1>Error codes</h1>
-    <p>Every error body except the token endpoint's 400 and 401 is
-    <code>{ "error": { "code", "message", "param", "doc_url" } }</code>. Branch on
-    <code>error.code</code>, never on the message. <code>param</code> names the offending
-    field, or is <code>null</code> when no single field is to blame. <code>details</code>
-    appears on <code>validation_failed</code> only. Codes may be added later: handle an
-    unknown code as a generic failure.</p>
-    <p><a href="../">API reference</a> &middot; <a href="../sandbox/">Sandbox API reference</a></p>
-  </header>
-  <nav aria-label="Error codes"><ul>${index}</ul></nav>
-  <main>${entries.map(section).join('')}
-  </main>
-</body>
-</html>
-`;
+  return renderPage({
+    title: 'Error codes · Payment Service API',
+    sidebar: sidebar(entries),
+    main: `
+      <h1>Error codes</h1>
+      <p>Every error body except the token endpoint's 400 and 401 is
+      <code>{ "error": { "code", "message", "param", "doc_url" } }</code>. Branch on
+      <code>error.code</code>, never on the message. <code>param</code> names the offending
+      field, or is <code>null</code> when no single field is to blame. <code>details</code>
+      appears on <code>validation_failed</code> only. Codes may be added later: handle an
+      unknown code as a generic failure.</p>
+      <p class="links"><a href="../">API reference</a><a href="../sandbox/">Sandbox API reference</a></p>
+${entries.map(section).join('')}`,
+  });
 }

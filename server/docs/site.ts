@@ -1,12 +1,15 @@
 /**
- * The docs under /docs/: the error-code page is rendered from the descriptions at start,
- * so every error's doc_url resolves even without the Redoc pages, which are served from
- * the package's site/ (written by `npm run build`). Paths resolve inside that folder only.
+ * The pages: the landing page at /, and the docs under /docs/. The error-code page is
+ * rendered from the descriptions at start, so every error's doc_url resolves even without
+ * the Redoc pages, which are served from the package's site/ (written by `npm run build`).
+ * Paths resolve inside that folder only.
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Middleware } from 'koa';
+import { methodNotAllowed } from '../http/errors.ts';
 import { collectErrorCodes, renderErrorPage } from './error-page.ts';
+import { renderLandingPage } from './landing.ts';
 
 const contentTypes: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -19,10 +22,25 @@ const NOT_BUILT = `<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <body><h1>API reference not built</h1><p>Run <code>npm run build</code> and reload. The
 <a href="/docs/errors/">error-code page</a> is always available.</p></body></html>`;
 
-export function docsSite(options: { dir: string; descriptions: object[] }): Middleware {
+export interface SiteOptions {
+  dir: string;
+  descriptions: object[];
+  publicUrl: string;
+  sandbox: boolean;
+}
+
+export function docsSite(options: SiteOptions): Middleware {
   const dir = path.resolve(options.dir);
   const errorPage = renderErrorPage(collectErrorCodes(options.descriptions as Array<Record<string, unknown>>));
+  const landingPage = renderLandingPage(options);
   return async function docs(ctx, next) {
+    if (ctx.path === '/') {
+      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') throw methodNotAllowed(ctx.method, ctx.path, ['GET', 'HEAD']);
+      ctx.set('cache-control', 'no-cache');
+      ctx.type = 'text/html; charset=utf-8';
+      ctx.body = landingPage;
+      return;
+    }
     if (ctx.path === '/docs') return ctx.redirect('/docs/');
     if (!ctx.path.startsWith('/docs/')) return next();
     if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();

@@ -138,6 +138,53 @@ describe('docs in a browser', () => {
     await page.close();
   });
 
+  it('links the error codes from both Redoc pages, and back', async () => {
+    const page = await open('/docs/');
+    await page.locator('main').getByRole('link', { name: 'error codes', exact: true }).first().click();
+    await expect.poll(() => page.url()).toBe(`${server.url}/docs/errors/`);
+    await page.getByRole('link', { name: 'Sandbox API reference', exact: true }).first().click();
+    await expect.poll(() => page.title()).toBe('Payment Service Sandbox API');
+    await page.locator('main').getByRole('link', { name: 'error codes', exact: true }).first().click();
+    await expect.poll(() => page.url()).toBe(`${server.url}/docs/errors/`);
+    await page.getByRole('link', { name: 'API reference', exact: true }).first().click();
+    await expect.poll(() => page.title()).toBe('Payment Service API');
+    await page.close();
+  });
+
+  it('styles the error-code and landing pages as the Redoc pages: font, size, line height, colour, heading', async () => {
+    const look = async (pathname: string, text: string) => {
+      const page = await open(pathname);
+      await page.locator('p', { hasText: text }).first().waitFor();
+      const style = await page.evaluate((wanted) => {
+        const paragraph = [...document.querySelectorAll('p')].find((p) => p.textContent?.includes(wanted))!;
+        const body = getComputedStyle(paragraph);
+        const heading = getComputedStyle(document.querySelector('h1')!);
+        return { font: body.fontFamily, size: body.fontSize, lineHeight: body.lineHeight, colour: body.color, heading: [heading.fontSize, heading.fontWeight] };
+      }, text);
+      await page.screenshot({ path: path.join(shots, `${pathname.replace(/\W+/g, '-')}look.png`) });
+      await page.close();
+      return style;
+    };
+    const redoc = await look('/docs/', 'A payment-collection service');
+    expect(redoc.size).toBe('14px');
+    expect(await look('/docs/errors/', 'Every error body')).toEqual(redoc);
+    expect(await look('/', 'This server answers')).toEqual(redoc);
+  });
+
+  it('the landing page links every page of the docs', async () => {
+    const page = await open('/');
+    for (const [name, title] of <const>[
+      ['API reference', 'Payment Service API'],
+      ['Sandbox API reference', 'Payment Service Sandbox API'],
+      ['Error codes', 'Error codes · Payment Service API'],
+    ]) {
+      await page.locator('nav').getByRole('link', { name, exact: true }).click();
+      await expect.poll(() => page.title(), { message: name }).toBe(title);
+      await page.goBack();
+    }
+    await page.close();
+  });
+
   it('made no request off the local docs server (works offline)', () => {
     expect(offsite).toEqual([]);
   });

@@ -131,7 +131,8 @@ function generalProblems(ex: Exchange): string[] {
   if (answer.status >= 500) problems.push(`status ${answer.status}: the server failed on client input`);
   if (method === 'HEAD') return problems;
   const contentType = answer.headers.get('content-type') ?? '';
-  const docsPage = path.startsWith('/docs') && answer.status < 400 && contentType.startsWith('text/html');
+  // The landing page (GET /) and the docs are pages for people: HTML.
+  const docsPage = (path.startsWith('/docs') || path === '/') && answer.status < 400 && contentType.startsWith('text/html');
   // The hosted payment page is for a payer's browser: HTML, including its not-found page.
   const payerPage = path.startsWith('/pay/') && contentType.startsWith('text/html');
   if (payerPage) return problems;
@@ -143,6 +144,11 @@ function generalProblems(ex: Exchange): string[] {
     if (method !== 'GET') {
       if (answer.status !== 405) problems.push(`${method} /healthz is not 405`);
     } else if (answer.status !== 200 || !isObject(answer.body) || answer.body.ok !== true) problems.push('/healthz is not 200 { ok: true }');
+  }
+  if (path === '/') {
+    if (method !== 'GET') {
+      if (answer.status !== 405) problems.push(`${method} / is not 405`);
+    } else if (answer.status !== 200 || !docsPage) problems.push('/ is not the 200 HTML landing page');
   }
   if (answer.status >= 400 && answer.status < 500) {
     if (path === '/api/token' && method === 'POST') {
