@@ -17,7 +17,7 @@ import { Tokens } from './auth/tokens.ts';
 import { docsSite } from './docs/site.ts';
 import { Idempotency, type Reply } from './domain/idempotency.ts';
 import { newSandboxToken } from './domain/ids.ts';
-import { createOrganisation } from './domain/organisations.ts';
+import { demoOrganisation, type DemoOrganisation } from './domain/organisations.ts';
 import { refuseWebhookUrl } from './domain/webhook-target.ts';
 import { MALFORMED } from './handlers/createAccessToken.ts';
 import { sentTwice, unreadableCoding } from './http/headers.ts';
@@ -37,6 +37,8 @@ import { hostedPage } from './pay/page.ts';
 import type { Store } from './store/types.ts';
 import { packageRoot } from './root.ts';
 
+export type { DemoOrganisation } from './domain/organisations.ts';
+
 const contract = createRequire(import.meta.url);
 // Parsed afresh for each server: openapi-backend may change the object it is given.
 const readDescription = (name: string) => JSON.parse(readFileSync(contract.resolve(`@payment-service/contract/${name}`), 'utf8')) as Document;
@@ -53,7 +55,7 @@ export interface ServerOptions {
   /** Where the Redoc pages are (default: the package's site/, written by `npm run build`). */
   docsDir?: string;
   logger?: Logger;
-  /** Create the demo organisation when the database has none (the CLI does). */
+  /** Keep a demo organisation, made on the first start, and return its credentials (the CLI does). */
   demo?: boolean;
   /** How often expired idempotency records are deleted. */
   cleanupIntervalMs?: number;
@@ -63,12 +65,6 @@ export interface ServerOptions {
   walRewindFrames?: number;
   /** Time a request has to arrive in full, headers and body (default: Node's, 60 s for the headers and 300 s in all). */
   requestTimeoutMs?: number;
-}
-
-export interface DemoOrganisation {
-  id: string;
-  webhookSigningSecret: string;
-  apiKeys: { test: { clientId: string; clientSecret: string }; live: { clientId: string; clientSecret: string } };
 }
 
 export interface PaymentServer {
@@ -204,11 +200,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     server.listen(options.port ?? 4010, host, () => resolve());
   });
   // Only once listening: a start that fails (a port in use) must not leave behind a demo
-  // organisation whose credentials were never printed (its secret is stored hashed).
-  let demo: DemoOrganisation | undefined;
-  if (options.demo && (await store.countOrganisations()) === 0) {
-    demo = await createOrganisation(store, { name: 'Demo organisation', settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true });
-  }
+  // organisation whose credentials were never printed.
+  const demo: DemoOrganisation | undefined = options.demo ? await demoOrganisation(store) : undefined;
   const { port } = server.address() as AddressInfo;
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const publicUrl = (options.publicUrl ?? url).replace(/\/$/, '');

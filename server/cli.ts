@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * `payment-server` (npm start): runs the reference server with the flags of the design
- * (each also read from its environment variable), prints where it listens and, when it
- * created one, the demo organisation's test credentials. Stops cleanly on SIGINT/SIGTERM.
+ * (each also read from its environment variable), prints where it listens and the demo
+ * organisation's test credentials (made on the first start, kept in the database).
+ * Stops cleanly on SIGINT/SIGTERM.
  */
 import { createPaymentServer } from './app.ts';
 import { buildProgram, type CliOptions, ENV } from './cli-program.ts';
@@ -43,11 +44,14 @@ const server = await createPaymentServer({
 
 console.log(`payment-server listening on ${server.url}`);
 if (server.demo) {
-  const { id, webhookSigningSecret, apiKeys } = server.demo;
+  const { id, webhookSigningSecret, apiKeys, created } = server.demo;
   console.log(`demo organisation ${id} (NZD, card and open banking enabled, settlement account)`);
   console.log(`  test clientId:     ${apiKeys.test.clientId}`);
   console.log(`  test clientSecret: ${apiKeys.test.clientSecret}`);
   console.log(`  webhook secret:    ${webhookSigningSecret}`);
+  if (opts.db !== ':memory:') {
+    console.log(`  ${created ? 'created now and kept' : 'kept'} in ${opts.db}; to start afresh, stop the server and delete ${opts.db}*`);
+  }
 }
 if (server.sandboxToken) console.log(`sandbox token: ${server.sandboxToken}`);
 else console.log('sandbox API: off');

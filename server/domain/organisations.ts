@@ -40,3 +40,45 @@ export async function createOrganisation(store: Store, settings: OrganisationSet
   const live = await createApiKey(store, org.id, 'live');
   return { id: org.id, webhookSigningSecret: org.webhookSecret, apiKeys: { test, live } };
 }
+
+/** The demo organisation of `payment-server`, and whether this start created it. */
+export interface DemoOrganisation {
+  id: string;
+  webhookSigningSecret: string;
+  apiKeys: { test: ApiKeyPair };
+  created: boolean;
+}
+
+const DEMO_SETTING = 'demo_organisation';
+
+/**
+ * The demo organisation, kept in the database so that every start can print its test
+ * credentials (the store keeps API secrets only hashed, so they are remembered here, and
+ * only the demo's test key). Made on the first start; if its test key was deleted through
+ * the sandbox API, a new one is made. The webhook secret is read afresh: it may have been
+ * rotated.
+ */
+export async function demoOrganisation(store: Store): Promise<DemoOrganisation> {
+  const kept = await store.getSetting(DEMO_SETTING);
+  if (kept) {
+    const { id, test } = JSON.parse(kept) as { id: string; test: ApiKeyPair };
+    const org = await store.getOrganisation(id);
+    if (org) {
+      let key = test;
+      if (!(await store.getApiKey(test.clientId))) {
+        key = await createApiKey(store, id, 'test');
+        await store.putSetting(DEMO_SETTING, JSON.stringify({ id, test: key }));
+      }
+      return { id, webhookSigningSecret: org.webhookSecret, apiKeys: { test: key }, created: false };
+    }
+  }
+  const org = await createOrganisation(store, {
+    name: 'Demo organisation',
+    settlementCurrency: 'NZD',
+    cardEnabled: true,
+    openBankingApproved: true,
+    settlementAccount: true,
+  });
+  await store.putSetting(DEMO_SETTING, JSON.stringify({ id: org.id, test: org.apiKeys.test }));
+  return { id: org.id, webhookSigningSecret: org.webhookSigningSecret, apiKeys: { test: org.apiKeys.test }, created: true };
+}

@@ -2,7 +2,7 @@
  * The `payment-server` command as a user runs it (design, "Reference server"): spawned as
  * `node server/dist/cli.js` with the design's flags and environment variables, read
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
- * organisation's credentials on an empty database, clean stops on SIGTERM and SIGINT,
+ * organisation's credentials, kept across restarts, clean stops on SIGTERM and SIGINT,
  * data surviving a restart on the same file, `--sandbox-token`, `--no-sandbox`,
  * `PORT`/`HOST`, and a bad flag.
  */
@@ -157,7 +157,7 @@ afterAll(() => {
 
 describe('payment-server on a database file, across a restart', () => {
   const db = path.join(tmp, 'restart', 'payment.sqlite'); // the folder does not exist yet
-  const first = { clientId: '', clientSecret: '', sessionId: '' };
+  const first = { clientId: '', clientSecret: '', webhookSecret: '', sessionId: '' };
 
   it('on an empty database prints where it listens, then the demo organisation’s credentials, the sandbox token and the docs URL', async () => {
     const server = await start(['--port', '0', '--db', db]);
@@ -198,7 +198,7 @@ describe('payment-server on a database file, across a restart', () => {
       expect(created.body.id).toMatch(/^cs_/);
       // The random sandbox token printed is the one the sandbox API takes.
       expect((await sandboxCreateOrganisation(server.url, sandboxToken)).status).toBe(200);
-      Object.assign(first, { clientId, clientSecret, sessionId: created.body.id });
+      Object.assign(first, { clientId, clientSecret, webhookSecret, sessionId: created.body.id });
     } finally {
       const exit = await stop(server, 'SIGTERM');
       expect(exit).toEqual({ code: 0, signal: null });
@@ -206,12 +206,15 @@ describe('payment-server on a database file, across a restart', () => {
     expect(server.stderr()).toBe('');
   }, 40_000);
 
-  it('restarted on the same file, creates no new demo organisation, and the data is still there', async () => {
+  it('restarted on the same file, prints the same demo organisation again, and the data is still there', async () => {
     expect(first.sessionId, 'the first start must have run').toMatch(/^cs_/);
     const server = await start(['--port', '0', '--db', db]);
     try {
       expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
-      expect(server.lines.join('\n')).not.toMatch(/demo organisation|clientId|clientSecret|whsec_/);
+      expect(printed(server.lines, /test clientId:\s+(\S+)$/)).toBe(first.clientId);
+      expect(printed(server.lines, /test clientSecret:\s+(\S+)$/)).toBe(first.clientSecret);
+      expect(printed(server.lines, /webhook secret:\s+(\S+)$/)).toBe(first.webhookSecret);
+      expect(server.lines).toContain(`  kept in ${db}; to start afresh, stop the server and delete ${db}*`);
       const token = await getToken(server.url, first.clientId, first.clientSecret);
       expect(token.status).toBe(200);
       const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
@@ -219,6 +222,31 @@ describe('payment-server on a database file, across a restart', () => {
       expect(read.body).toMatchObject({ id: first.sessionId, status: 'created', amount: { total: 12.34, currency: 'NZD' }, reference: 'CLI-1', testMode: true });
     } finally {
       expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+});
+
+describe('payment-server on a database file whose demo key was deleted', () => {
+  it('makes the demo organisation a new test key on the next start, and prints it', async () => {
+    const db = path.join(tmp, 'demo-key.sqlite');
+    const first = await start(['--port', '0', '--db', db, '--sandbox-token', 'sbx']);
+    const orgLine = first.lines.find((l) => l.startsWith('demo organisation '));
+    const clientId = printed(first.lines, /test clientId:\s+(\S+)$/)!;
+    try {
+      const deleted = await json(`${first.url}/sandbox/api-keys/${clientId}`, { method: 'DELETE', headers: { authorization: 'Bearer sbx' } });
+      expect(deleted.status).toBe(200);
+    } finally {
+      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+    const again = await start(['--port', '0', '--db', db]);
+    try {
+      expect(again.lines).toContain(orgLine);
+      const newId = printed(again.lines, /test clientId:\s+(\S+)$/)!;
+      expect(newId).not.toBe(clientId);
+      const token = await getToken(again.url, newId, printed(again.lines, /test clientSecret:\s+(\S+)$/)!);
+      expect(token.status).toBe(200);
+    } finally {
+      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
     }
   }, 40_000);
 });
