@@ -12,7 +12,7 @@ import path from 'node:path';
 import { timingSafeEqual, createHash } from 'node:crypto';
 import Koa, { type Context as KoaContext } from 'koa';
 import type { Document, Operation } from 'openapi-backend';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import { Tokens } from './auth/tokens.ts';
 import { docsSite } from './docs/site.ts';
 import { Idempotency, type Reply } from './domain/idempotency.ts';
@@ -82,6 +82,21 @@ const LOG_FLUSH_MS = 200;
 /** RFC 9110 11.6.1: a 401 names the scheme that would work. */
 const API_CHALLENGE = 'Bearer realm="api"';
 
+/** pino-pretty on stderr, loaded only for a terminal. */
+async function prettyStderr(): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    destination: 2,
+    sync: true,
+    // https://no-color.org: a set, non-empty NO_COLOR turns colours off.
+    colorize: !process.env.NO_COLOR,
+    translateTime: 'SYS:HH:MM:ss.l',
+    // A request's fields on one line, as an access log shows them.
+    ignore: 'pid,hostname,reqId,method,path,status,ms',
+    messageFormat: '{msg}{if method}: {method} {path} {status} in {ms} ms{end}{if reqId} ({reqId}){end}',
+  });
+}
+
 function sameSecret(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
@@ -90,13 +105,19 @@ function sameSecret(given: string, expected: string): boolean {
 
 export async function createPaymentServer(options: ServerOptions = {}): Promise<PaymentServer> {
   const host = options.host ?? '127.0.0.1';
+  const level = process.env.LOG_LEVEL ?? 'info';
+  // A person at a terminal reads the log: pretty lines. Anything else (a file, a pipe, a
+  // collector) gets JSON lines.
+  const pretty = !options.logger && process.stderr.isTTY === true;
   // Buffered writes to stderr: one syscall per few kilobytes of log under load; when the
   // server is quiet, what is buffered goes out within LOG_FLUSH_MS, and all of it on close.
-  const destination = options.logger ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
+  const destination = options.logger || pretty ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
   let unwritten = false;
   const log =
     options.logger ??
-    pino({ level: process.env.LOG_LEVEL ?? 'info', hooks: { streamWrite: (line) => ((unwritten = true), line) } }, destination);
+    (pretty
+      ? pino({ level }, await prettyStderr())
+      : pino({ level, hooks: { streamWrite: (line) => ((unwritten = true), line) } }, destination));
   const logFlush = destination
     ? setInterval(() => {
         if (!unwritten) return;

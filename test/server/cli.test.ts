@@ -3,7 +3,7 @@
  * `node server/dist/cli.js` with the design's flags and environment variables, read
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
  * organisation's credentials, kept across restarts, clean stops on SIGTERM and SIGINT,
- * data surviving a restart on the same file, `--sandbox-token`, `--no-sandbox`,
+ * data surviving a restart on the same file, pretty logs on a terminal, `--sandbox-token`, `--no-sandbox`,
  * `PORT`/`HOST`, and a bad flag.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -247,6 +247,39 @@ describe('payment-server on a database file whose demo key was deleted', () => {
       expect(token.status).toBe(200);
     } finally {
       expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+});
+
+describe('payment-server logs', () => {
+  it('writes pretty lines when stderr is a terminal (JSON lines otherwise, below)', async () => {
+    // script(1) gives the server a pseudo-terminal for stdout and stderr alike.
+    const command = [process.execPath, BIN, '--port', '0', '--db', ':memory:'].map((a) => `'${a}'`).join(' ');
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: repoRoot,
+      env: { ...process.env, LOG_LEVEL: 'info', NO_COLOR: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    children.add(child);
+    let output = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    const waitFor = async (pattern: RegExp) => {
+      const deadline = Date.now() + START_TIMEOUT_MS;
+      while (!pattern.test(output)) {
+        if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      return pattern.exec(output)!;
+    };
+    try {
+      const [, url] = await waitFor(/payment-server listening on (\S+)\r?\n/);
+      await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'pretty-line' } });
+      const [line] = await waitFor(/^.*pretty-line.*$/m);
+      expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request: GET \/healthz 200 in [\d.]+ ms \(pretty-line\)\r?$/);
+    } finally {
+      process.kill(-child.pid!, 'SIGTERM');
+      children.delete(child);
     }
   }, 40_000);
 });
