@@ -98,7 +98,11 @@ export async function startChild(options: StartOptions): Promise<Child> {
       });
       proc.once('exit', (code, signal) => {
         clearTimeout(timer);
-        reject(new Error(`${options.name} exited (${signal ?? `code ${code}`}) before listening; stdout:\n${stdout.join('\n')}`));
+        reject(
+          new Error(
+            `${options.name} exited (${signal ?? `code ${code}`}) before listening; stdout:\n${stdout.join('\n')}`,
+          ),
+        );
       });
     });
   } catch (error) {

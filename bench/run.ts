@@ -35,7 +35,16 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { machineStealMs, processCpuMs, sampleMemory, startChild, stopAll, waitUntilHealthy, type Child, type MemoryReport } from './processes.ts';
+import {
+  machineStealMs,
+  processCpuMs,
+  sampleMemory,
+  startChild,
+  stopAll,
+  waitUntilHealthy,
+  type Child,
+  type MemoryReport,
+} from './processes.ts';
 
 // --- autocannon, typed here (only the parts used) --------------------------------------
 
@@ -45,7 +54,12 @@ interface AcRequest {
   headers?: Record<string, string>;
   body?: string;
   setupRequest?: (request: AcRequest, context: Record<string, unknown>) => AcRequest;
-  onResponse?: (status: number, body: string, context: Record<string, unknown>, headers: Record<string, unknown>) => void;
+  onResponse?: (
+    status: number,
+    body: string,
+    context: Record<string, unknown>,
+    headers: Record<string, unknown>,
+  ) => void;
 }
 
 interface AcOptions {
@@ -92,7 +106,15 @@ const TARGETS = {
 
 /** Fraction (0–1) of all CPUs' time spent busy over `ms`: other work makes the numbers noisy. */
 const cpuTotals = () =>
-  os.cpus().reduce((acc, { times }) => ({ idle: acc.idle + times.idle, all: acc.all + times.user + times.nice + times.sys + times.irq + times.idle }), { idle: 0, all: 0 });
+  os
+    .cpus()
+    .reduce(
+      (acc, { times }) => ({
+        idle: acc.idle + times.idle,
+        all: acc.all + times.user + times.nice + times.sys + times.irq + times.idle,
+      }),
+      { idle: 0, all: 0 },
+    );
 
 async function cpuBusy(ms: number): Promise<number> {
   const a = cpuTotals();
@@ -184,7 +206,9 @@ async function measure(target: Target): Promise<Measurement> {
   let lastAnswerAt = 0;
 
   target.onStart?.();
-  process.stdout.write(`- ${target.name}: warm-up ${WARMUP} s, then ${DURATION} s measured on the same ${CONNECTIONS} connections… `);
+  process.stdout.write(
+    `- ${target.name}: warm-up ${WARMUP} s, then ${DURATION} s measured on the same ${CONNECTIONS} connections… `,
+  );
   const instance = autocannon({
     url: target.url,
     connections: CONNECTIONS,
@@ -207,10 +231,24 @@ async function measure(target: Target): Promise<Measurement> {
       lastAnswerAt = performance.now();
     } else if (ms > warmupMaxMs) warmupMaxMs = ms;
   });
-  let before: { wall: number; server: number | null; self: NodeJS.CpuUsage; machine: ReturnType<typeof cpuTotals>; steal: ReturnType<typeof machineStealMs> } | undefined;
+  let before:
+    | {
+        wall: number;
+        server: number | null;
+        self: NodeJS.CpuUsage;
+        machine: ReturnType<typeof cpuTotals>;
+        steal: ReturnType<typeof machineStealMs>;
+      }
+    | undefined;
   const windowStart = setTimeout(() => {
     measuring = true;
-    before = { wall: performance.now(), server: processCpuMs(target.pid), self: process.cpuUsage(), machine: cpuTotals(), steal: machineStealMs() };
+    before = {
+      wall: performance.now(),
+      server: processCpuMs(target.pid),
+      self: process.cpuUsage(),
+      machine: cpuTotals(),
+      steal: machineStealMs(),
+    };
   }, WARMUP * 1000);
   const result = await instance;
   clearTimeout(windowStart);
@@ -221,13 +259,21 @@ async function measure(target: Target): Promise<Measurement> {
   const selfUsage = process.cpuUsage(before.self);
   const machine = cpuTotals();
   const steal = machineStealMs();
-  const stealPercent = before.steal && steal && steal.all > before.steal.all ? (100 * (steal.steal - before.steal.steal)) / (steal.all - before.steal.all) : null;
+  const stealPercent =
+    before.steal && steal && steal.all > before.steal.all
+      ? (100 * (steal.steal - before.steal.steal)) / (steal.all - before.steal.all)
+      : null;
   const serverMs = before.server === null || serverAfter === null ? null : serverAfter - before.server;
   const machineBusyMs = machine.all - before.machine.all - (machine.idle - before.machine.idle);
-  const otherCpus = Math.max(0, (machineBusyMs - (serverMs ?? 0) - (selfUsage.user + selfUsage.system) / 1000) / wallMs);
+  const otherCpus = Math.max(
+    0,
+    (machineBusyMs - (serverMs ?? 0) - (selfUsage.user + selfUsage.system) / 1000) / wallMs,
+  );
 
   const sorted = Float64Array.from(latencies).sort();
-  const statusCodes = Object.fromEntries(Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]));
+  const statusCodes = Object.fromEntries(
+    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]),
+  );
   const measurement: Measurement = {
     target: target.name,
     url: target.url,
@@ -250,13 +296,20 @@ async function measure(target: Target): Promise<Measurement> {
     otherCpus: round(otherCpus, 2),
     stealPercent: stealPercent === null ? null : round(stealPercent, 1),
   };
-  console.log(`${Math.round(measurement.reqPerSec)} req/s, p99 ${measurement.p99Ms.toFixed(1)} ms${measurement.failures ? `, ${measurement.failures} FAILED` : ''}`);
+  console.log(
+    `${Math.round(measurement.reqPerSec)} req/s, p99 ${measurement.p99Ms.toFixed(1)} ms${measurement.failures ? `, ${measurement.failures} FAILED` : ''}`,
+  );
   return measurement;
 }
 
 // --- talking to the payment server ------------------------------------------------------
 
-async function call<T>(base: string, method: string, pathname: string, init: { token?: string; json?: unknown; form?: Record<string, string> }): Promise<T> {
+async function call<T>(
+  base: string,
+  method: string,
+  pathname: string,
+  init: { token?: string; json?: unknown; form?: Record<string, string> },
+): Promise<T> {
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (init.token) headers.authorization = `Bearer ${init.token}`;
@@ -282,10 +335,15 @@ interface Provisioned {
 }
 
 async function provision(base: string, sandboxToken: string): Promise<Provisioned> {
-  const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(base, 'POST', '/sandbox/organisations', {
-    token: sandboxToken,
-    json: { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
-  });
+  const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(
+    base,
+    'POST',
+    '/sandbox/organisations',
+    {
+      token: sandboxToken,
+      json: { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
+    },
+  );
   const { clientId, clientSecret } = org.apiKeys.test;
   const token = await accessToken(base, clientId, clientSecret);
   const session = await call<{ id: string }>(base, 'POST', '/api/checkout-sessions', { token, json: SESSION_BODY });
@@ -317,7 +375,13 @@ function bracket(before: Measurement, measurement: Measurement, after: Measureme
 }
 
 /** `measurements` in the order they ran: ceiling, GET, ceiling, POST, ceiling. */
-function report(measurements: Measurement[], get: Bracketed, post: Bracketed, memory: MemoryReport, busyBefore: number) {
+function report(
+  measurements: Measurement[],
+  get: Bracketed,
+  post: Bracketed,
+  memory: MemoryReport,
+  busyBefore: number,
+) {
   const peakMb = mb(memory.peakRssKb);
   const noisy = measurements.filter((m) => m.otherCpus > OTHER_CPUS);
   const stolen = measurements.filter((m) => (m.stealPercent ?? 0) > STEAL_PERCENT);
@@ -326,11 +390,31 @@ function report(measurements: Measurement[], get: Bracketed, post: Bracketed, me
     return b ? `${b.ratio.toFixed(3)} (of ${Math.round(b.ceilingReqPerSec)})` : '';
   };
   const targets = [
-    { target: `GET ≥ ${TARGETS.getRatio} × ceiling`, actual: `${get.ratio.toFixed(3)} ×`, met: get.ratio >= TARGETS.getRatio },
-    { target: `POST ≥ ${TARGETS.postRatio} × ceiling`, actual: `${post.ratio.toFixed(3)} ×`, met: post.ratio >= TARGETS.postRatio },
-    { target: `GET p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`, actual: `${get.measurement.p99Ms.toFixed(1)} ms`, met: get.measurement.p99Ms < TARGETS.p99Ms },
-    { target: `POST p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`, actual: `${post.measurement.p99Ms.toFixed(1)} ms`, met: post.measurement.p99Ms < TARGETS.p99Ms },
-    { target: `peak RSS < ${TARGETS.rssMb} MB`, actual: peakMb === null ? 'unknown (no /proc)' : `${peakMb} MB`, met: peakMb !== null && peakMb < TARGETS.rssMb },
+    {
+      target: `GET ≥ ${TARGETS.getRatio} × ceiling`,
+      actual: `${get.ratio.toFixed(3)} ×`,
+      met: get.ratio >= TARGETS.getRatio,
+    },
+    {
+      target: `POST ≥ ${TARGETS.postRatio} × ceiling`,
+      actual: `${post.ratio.toFixed(3)} ×`,
+      met: post.ratio >= TARGETS.postRatio,
+    },
+    {
+      target: `GET p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`,
+      actual: `${get.measurement.p99Ms.toFixed(1)} ms`,
+      met: get.measurement.p99Ms < TARGETS.p99Ms,
+    },
+    {
+      target: `POST p99 < ${TARGETS.p99Ms} ms at ${CONNECTIONS} connections`,
+      actual: `${post.measurement.p99Ms.toFixed(1)} ms`,
+      met: post.measurement.p99Ms < TARGETS.p99Ms,
+    },
+    {
+      target: `peak RSS < ${TARGETS.rssMb} MB`,
+      actual: peakMb === null ? 'unknown (no /proc)' : `${peakMb} MB`,
+      met: peakMb !== null && peakMb < TARGETS.rssMb,
+    },
   ];
 
   const lines = [
@@ -338,26 +422,40 @@ function report(measurements: Measurement[], get: Bracketed, post: Bracketed, me
     `### Benchmark (${DURATION} s per target after ${WARMUP} s warm-up, ${CONNECTIONS} connections, loopback, Node ${process.version}, ${os.cpus().length} CPUs)`,
     '',
     ...(busyBefore > BUSY
-      ? [`> Before the run the machine was already ${Math.round(busyBefore * 100)} % busy (${os.cpus().length} CPUs): other work competed for the CPU, so these numbers are low and noisy.`, '']
+      ? [
+          `> Before the run the machine was already ${Math.round(busyBefore * 100)} % busy (${os.cpus().length} CPUs): other work competed for the CPU, so these numbers are low and noisy.`,
+          '',
+        ]
       : []),
     '| target (in the order run) | req/s | p50 ms | p99 ms | ratio to the ceiling runs around it | steal |',
     '| --- | ---: | ---: | ---: | ---: | ---: |',
-    ...measurements.map((m) => `| ${m.target} | ${Math.round(m.reqPerSec)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${ratioCell(m)} | ${m.stealPercent === null ? '?' : `${m.stealPercent.toFixed(1)} %`} |`),
+    ...measurements.map(
+      (m) =>
+        `| ${m.target} | ${Math.round(m.reqPerSec)} | ${m.p50Ms.toFixed(1)} | ${m.p99Ms.toFixed(1)} | ${ratioCell(m)} | ${m.stealPercent === null ? '?' : `${m.stealPercent.toFixed(1)} %`} |`,
+    ),
     '',
-    'Steal: the share of the machine\'s CPU time its hypervisor gave to other guests during the measured window (`/proc/stat`).',
+    "Steal: the share of the machine's CPU time its hypervisor gave to other guests during the measured window (`/proc/stat`).",
     '',
     `Highest latency while the ${CONNECTIONS} connections opened (warm-up): ${measurements.map((m) => `${m.target.split(' (')[0]} ${Math.round(m.warmupMaxMs)} ms`).join('; ')}.`,
     '',
     `Server CPU per request: ${measurements.map((m) => `${m.target.split(' (')[0]} ${m.serverCpuMsPerRequest ?? '?'} ms (${m.serverCpus ?? '?'} CPU busy)`).join('; ')}.`,
     ...(stolen.length > 0
-      ? ['', `> The hypervisor took ${stolen.map((m) => `${m.stealPercent} % of the CPU time during ${m.target.split(' (')[0]}`).join(', ')}: req/s is then understated and p99 overstated.`]
+      ? [
+          '',
+          `> The hypervisor took ${stolen.map((m) => `${m.stealPercent} % of the CPU time during ${m.target.split(' (')[0]}`).join(', ')}: req/s is then understated and p99 overstated.`,
+        ]
       : []),
     ...(noisy.length > 0
-      ? ['', `> Other work kept ${noisy.map((m) => `${m.otherCpus} CPU busy during ${m.target.split(' (')[0]}`).join(', ')}: req/s and p99 are understated; compare CPU per request instead.`]
+      ? [
+          '',
+          `> Other work kept ${noisy.map((m) => `${m.otherCpus} CPU busy during ${m.target.split(' (')[0]}`).join(', ')}: req/s and p99 are understated; compare CPU per request instead.`,
+        ]
       : []),
     '',
     `Peak RSS of the payment server: ${peakMb ?? 'unknown'} MB (VmHWM ${mb(memory.hwmKb) ?? '?'} MB, highest of ${memory.samples} VmRSS samples every ${memory.intervalMs} ms ${mb(memory.peakSampledRssKb) ?? '?'} MB, during ${memory.peakPhase ?? '?'})`,
-    `Peak RSS by phase: ${Object.entries(memory.peakByPhaseKb).map(([phase, kb]) => `${phase} ${mb(kb)} MB`).join('; ')}`,
+    `Peak RSS by phase: ${Object.entries(memory.peakByPhaseKb)
+      .map(([phase, kb]) => `${phase} ${mb(kb)} MB`)
+      .join('; ')}`,
     '',
     '| target | actual | status |',
     '| --- | ---: | --- |',
@@ -385,19 +483,33 @@ async function main(): Promise<number> {
   try {
     // Measured before any child starts: how busy the machine is with other work.
     const busyBefore = await cpuBusy(1000);
-    ceiling = await startChild({ name: 'ceiling', cwd: root, args: ['--import', 'tsx', path.join(root, 'bench/ceiling.ts')] });
+    ceiling = await startChild({
+      name: 'ceiling',
+      cwd: root,
+      args: ['--import', 'tsx', path.join(root, 'bench/ceiling.ts')],
+    });
     await waitUntilHealthy(`${ceiling.url}/`);
 
     // The server is measured as users run it: its compiled bin (`npm run bench` builds it first).
     server = await startChild({
       name: 'payment server',
       cwd: root,
-      args: [path.join(root, 'server/dist/cli.js'), '--port', '0', '--db', path.join(scratch, 'bench.sqlite'), '--sandbox-token', sandboxToken],
+      args: [
+        path.join(root, 'server/dist/cli.js'),
+        '--port',
+        '0',
+        '--db',
+        path.join(scratch, 'bench.sqlite'),
+        '--sandbox-token',
+        sandboxToken,
+      ],
       stderrPath: serverLog,
     });
     memory = sampleMemory(server.pid, 200);
     await waitUntilHealthy(`${server.url}/healthz`);
-    console.log(`ceiling at ${ceiling.url} (pid ${ceiling.pid}); payment server at ${server.url} (pid ${server.pid}); scratch ${scratch}`);
+    console.log(
+      `ceiling at ${ceiling.url} (pid ${ceiling.pid}); payment server at ${server.url} (pid ${server.pid}); scratch ${scratch}`,
+    );
 
     memory.phase('provisioning');
     const org = await provision(server.url, sandboxToken);
@@ -412,7 +524,13 @@ async function main(): Promise<number> {
     const mem0 = memory;
     const phase = (name: string) => () => mem0.phase(name);
     const ceilingRun = (n: number) =>
-      measure({ name: `ceiling ${n} (node:http hello world)`, url: ceiling!.url, pid: ceiling!.pid, onStart: phase('ceiling load (server idle)'), request: () => ({ method: 'GET', path: '/' }) });
+      measure({
+        name: `ceiling ${n} (node:http hello world)`,
+        url: ceiling!.url,
+        pid: ceiling!.pid,
+        onStart: phase('ceiling load (server idle)'),
+        request: () => ({ method: 'GET', path: '/' }),
+      });
     const ceilingBefore = await ceilingRun(1);
     measurements.push(ceilingBefore);
 
@@ -451,7 +569,10 @@ async function main(): Promise<number> {
     measurements.push(post, ceilingAfter);
 
     const mem = memory.stop();
-    const bracketed = { get: bracket(ceilingBefore, get, ceilingBetween), post: bracket(ceilingBetween, post, ceilingAfter) };
+    const bracketed = {
+      get: bracket(ceilingBefore, get, ceilingBetween),
+      post: bracket(ceilingBetween, post, ceilingAfter),
+    };
     const targets = report(measurements, bracketed.get, bracketed.post, mem, busyBefore);
 
     const failures = measurements.filter((m) => m.failures > 0);
@@ -464,8 +585,18 @@ async function main(): Promise<number> {
       cpuBusyBeforeRun: Math.round(busyBefore * 1000) / 1000,
       config: { durationSeconds: DURATION, warmupSeconds: WARMUP, connections: CONNECTIONS },
       measurements,
-      ratios: Object.fromEntries(Object.entries(bracketed).map(([name, b]) => [name, { ratioToCeiling: b.ratio, ceilingReqPerSec: b.ceilingReqPerSec }])),
-      memory: { ...mem, peakRssMb: mb(mem.peakRssKb), hwmMb: mb(mem.hwmKb), peakSampledRssMb: mb(mem.peakSampledRssKb) },
+      ratios: Object.fromEntries(
+        Object.entries(bracketed).map(([name, b]) => [
+          name,
+          { ratioToCeiling: b.ratio, ceilingReqPerSec: b.ceilingReqPerSec },
+        ]),
+      ),
+      memory: {
+        ...mem,
+        peakRssMb: mb(mem.peakRssKb),
+        hwmMb: mb(mem.hwmKb),
+        peakSampledRssMb: mb(mem.peakSampledRssKb),
+      },
       targets,
       ok: failures.length === 0,
     };

@@ -21,7 +21,14 @@ import type { components, paths } from '@payment-service/contract';
 import { connectionError, errorFromResponse } from './errors.ts';
 import { IDEMPOTENCY_HEADER, generateIdempotencyKey } from './idempotency.ts';
 import { isPaid } from './payments.ts';
-import { DEFAULT_RETRY_POLICY, backoffDelay, shouldRetry, sleep as defaultSleep, type AttemptOutcome, type RetryPolicy } from './retry.ts';
+import {
+  DEFAULT_RETRY_POLICY,
+  backoffDelay,
+  shouldRetry,
+  sleep as defaultSleep,
+  type AttemptOutcome,
+  type RetryPolicy,
+} from './retry.ts';
 import { TokenCache } from './token.ts';
 
 type Schemas = components['schemas'];
@@ -33,7 +40,11 @@ export type PaymentLink = Schemas['PaymentLink'];
 export type PaymentApi = Client<paths>;
 
 /** The operations that create a payment and so take an Idempotency-Key (checked against the description in the tests). */
-export const IDEMPOTENT_CREATE_PATHS: ReadonlySet<string> = new Set(['/api/checkout-sessions', '/api/payment-links', '/api/transaction']);
+export const IDEMPOTENT_CREATE_PATHS: ReadonlySet<string> = new Set([
+  '/api/checkout-sessions',
+  '/api/payment-links',
+  '/api/transaction',
+]);
 
 export interface PaymentClientOptions {
   /** The service's base address, e.g. `https://pay.example.com` (no `/api`). */
@@ -184,7 +195,11 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
 
   const idempotencyKeys: Middleware = {
     onRequest({ request, schemaPath }) {
-      if (request.method === 'POST' && IDEMPOTENT_CREATE_PATHS.has(schemaPath) && !request.headers.has(IDEMPOTENCY_HEADER)) {
+      if (
+        request.method === 'POST' &&
+        IDEMPOTENT_CREATE_PATHS.has(schemaPath) &&
+        !request.headers.has(IDEMPOTENCY_HEADER)
+      ) {
         request.headers.set(IDEMPOTENCY_HEADER, generateIdempotencyKey());
       }
       return request;
@@ -199,7 +214,8 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     if (result.data !== undefined) return result.data;
     throw errorFromResponse(result.response.status, result.error, result.response.headers.get('x-request-id'));
   }
-  const keyHeader = (options?: CreateOptions) => (options?.idempotencyKey ? { [IDEMPOTENCY_HEADER]: options.idempotencyKey } : {});
+  const keyHeader = (options?: CreateOptions) =>
+    options?.idempotencyKey ? { [IDEMPOTENCY_HEADER]: options.idempotencyKey } : {};
 
   const client: PaymentClient = {
     api,

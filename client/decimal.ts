@@ -65,7 +65,9 @@ export const decimalMultipleOf = {
   errors: true,
   validate: function multipleOf(step: number, value: number): boolean {
     const ok = isDecimalMultiple(value, step);
-    (multipleOf as { errors?: unknown }).errors = ok ? null : [{ keyword: 'multipleOf', params: { multipleOf: step }, message: `must be multiple of ${step}` }];
+    (multipleOf as { errors?: unknown }).errors = ok
+      ? null
+      : [{ keyword: 'multipleOf', params: { multipleOf: step }, message: `must be multiple of ${step}` }];
     return ok;
   },
 } as const;

@@ -88,7 +88,8 @@ export const ACCOUNT_CONFIGURATION_CODES: ReadonlySet<string> = new Set<KnownErr
   'open_banking_currency_unsupported',
 ]);
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 const stringOrNull = (value: unknown) => (typeof value === 'string' ? value : null);
 
 /** What an answer's body says, whichever of the service's two error shapes it has. */
@@ -129,5 +130,10 @@ export function errorFromResponse(status: number, body: unknown, requestId: stri
 /** The error for a request that got no answer. */
 export function connectionError(cause: unknown): ConnectionError {
   const reason = cause instanceof Error ? cause.message : String(cause);
-  return new ConnectionError({ status: null, code: null, message: `No answer from the payment service: ${reason}`, cause });
+  return new ConnectionError({
+    status: null,
+    code: null,
+    message: `No answer from the payment service: ${reason}`,
+    cause,
+  });
 }

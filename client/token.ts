@@ -35,7 +35,8 @@ export function parseDuration(text: string): number | undefined {
   const value = text.trim().toLowerCase();
   if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000;
   const iso = /^pt(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?$/.exec(value);
-  if (iso && value !== 'pt') return (Number(iso[1] ?? 0) * 3600 + Number(iso[2] ?? 0) * 60 + Number(iso[3] ?? 0)) * 1000;
+  if (iso && value !== 'pt')
+    return (Number(iso[1] ?? 0) * 3600 + Number(iso[2] ?? 0) * 60 + Number(iso[3] ?? 0)) * 1000;
   const clock = /^(\d+):(\d{2}):(\d{2})$/.exec(value);
   if (clock) return (Number(clock[1]) * 3600 + Number(clock[2]) * 60 + Number(clock[3])) * 1000;
   const units = 'ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?';

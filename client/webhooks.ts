@@ -49,11 +49,15 @@ export class InvalidPayloadError extends WebhookVerificationError {
 
 type Body = string | Uint8Array;
 
-const bytesOf = (body: Body) => (typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+const bytesOf = (body: Body) =>
+  typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 
 /** The hex `v1` digest of a body at a timestamp. */
 export function computeSignature(rawBody: Body, secret: string, timestamp: number): string {
-  return createHmac('sha256', Buffer.from(secret, 'utf8')).update(`${timestamp}.`).update(bytesOf(rawBody)).digest('hex');
+  return createHmac('sha256', Buffer.from(secret, 'utf8'))
+    .update(`${timestamp}.`)
+    .update(bytesOf(rawBody))
+    .digest('hex');
 }
 
 /** The Service-Signature header value for a body (for the sender, and for tests). */
@@ -74,8 +78,12 @@ export function parseSignatureHeader(header: string): { timestamp: number; v1: s
     if (name === 't' && timestamp === undefined && /^\d+$/.test(value)) timestamp = Number(value);
     if (name === 'v1') v1.push(value);
   }
-  if (timestamp === undefined) throw new MalformedSignatureError(`The ${SIGNATURE_HEADER} header has no t=<unix seconds> part. Reject the delivery.`);
-  if (v1.length === 0) throw new MalformedSignatureError(`The ${SIGNATURE_HEADER} header has no v1= digest. Reject the delivery.`);
+  if (timestamp === undefined)
+    throw new MalformedSignatureError(
+      `The ${SIGNATURE_HEADER} header has no t=<unix seconds> part. Reject the delivery.`,
+    );
+  if (v1.length === 0)
+    throw new MalformedSignatureError(`The ${SIGNATURE_HEADER} header has no v1= digest. Reject the delivery.`);
   return { timestamp, v1 };
 }
 
@@ -115,15 +123,28 @@ export interface VerifyOptions {
  * before any JSON parsing; `signatureHeader` the Service-Signature header, or undefined
  * when absent. Unknown `event` values are returned as they are, for the caller to ignore.
  */
-export function verifyWebhook(rawBody: Body, signatureHeader: string | undefined | null, secret: string, options: VerifyOptions = {}): VerifiedWebhook {
+export function verifyWebhook(
+  rawBody: Body,
+  signatureHeader: string | undefined | null,
+  secret: string,
+  options: VerifyOptions = {},
+): VerifiedWebhook {
   if (signatureHeader === undefined || signatureHeader === null || signatureHeader === '') {
     if (options.allowLegacy) {
       const body = parseJson(rawBody);
       if (!('event' in body) && typeof body.transactionId === 'string') {
-        return { kind: 'legacy', payload: { transactionId: body.transactionId, foreignTransactionId: typeof body.foreignTransactionId === 'string' ? body.foreignTransactionId : null } };
+        return {
+          kind: 'legacy',
+          payload: {
+            transactionId: body.transactionId,
+            foreignTransactionId: typeof body.foreignTransactionId === 'string' ? body.foreignTransactionId : null,
+          },
+        };
       }
     }
-    throw new MissingSignatureError(`The delivery has no ${SIGNATURE_HEADER} header. Reject it: only legacy transaction bodies (no "event") are sent unsigned.`);
+    throw new MissingSignatureError(
+      `The delivery has no ${SIGNATURE_HEADER} header. Reject it: only legacy transaction bodies (no "event") are sent unsigned.`,
+    );
   }
   const { timestamp, v1 } = parseSignatureHeader(signatureHeader);
   const expected = computeSignature(rawBody, secret, timestamp);
@@ -135,7 +156,9 @@ export function verifyWebhook(rawBody: Body, signatureHeader: string | undefined
   const now = options.now ?? Math.floor(Date.now() / 1000);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (now - timestamp > tolerance) {
-    throw new TimestampOutsideToleranceError(`The signature timestamp is ${now - timestamp} s old, more than ${tolerance} s. Reject the delivery (it may be a replay); check the receiver's clock.`);
+    throw new TimestampOutsideToleranceError(
+      `The signature timestamp is ${now - timestamp} s old, more than ${tolerance} s. Reject the delivery (it may be a replay); check the receiver's clock.`,
+    );
   }
   const body = parseJson(rawBody);
   if (typeof body.event !== 'string' || typeof body.transactionId !== 'string') {

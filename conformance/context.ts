@@ -16,7 +16,12 @@ export interface OrgSettings {
   settlementAccount: boolean;
 }
 
-export const DEFAULT_SETTINGS: OrgSettings = { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true };
+export const DEFAULT_SETTINGS: OrgSettings = {
+  settlementCurrency: 'NZD',
+  cardEnabled: true,
+  openBankingApproved: true,
+  settlementAccount: true,
+};
 
 export interface KeyPair {
   clientId: string;
@@ -79,7 +84,13 @@ export function sessionBody(patch: Record<string, unknown> = {}): Record<string,
   };
   for (const [key, value] of Object.entries(patch)) {
     if (value === undefined) delete body[key];
-    else if (value && typeof value === 'object' && !Array.isArray(value) && body[key] && typeof body[key] === 'object') {
+    else if (
+      value &&
+      typeof value === 'object' &&
+      !Array.isArray(value) &&
+      body[key] &&
+      typeof body[key] === 'object'
+    ) {
       body[key] = { ...body[key] };
       for (const [inner, v] of Object.entries(value)) {
         if (v === undefined) delete body[key][inner];
@@ -111,29 +122,65 @@ export class RunContext {
   missing(check: Check): string | undefined {
     for (const need of check.needs ?? []) {
       if (need === 'sandbox' && !this.hasSandbox) return 'needs the sandbox API (give --sandbox-token)';
-      if (need === 'secondOrganisation' && !this.hasSandbox && this.settings.profiles.length < 2) return 'needs a second organisation (give --sandbox-token, or two profiles in --config)';
+      if (need === 'secondOrganisation' && !this.hasSandbox && this.settings.profiles.length < 2)
+        return 'needs a second organisation (give --sandbox-token, or two profiles in --config)';
     }
-    if (!this.hasSandbox && this.settings.profiles.length === 0) return 'needs credentials (give --sandbox-token, or a --config file with profiles)';
+    if (!this.hasSandbox && this.settings.profiles.length === 0)
+      return 'needs credentials (give --sandbox-token, or a --config file with profiles)';
     return undefined;
   }
 
   /** Raw sandbox call; setup problems are thrown as they are. */
-  async sandboxCall(method: string, path: string, body: unknown, checkId: string, signal?: AbortSignal): Promise<Exchange> {
+  async sandboxCall(
+    method: string,
+    path: string,
+    body: unknown,
+    checkId: string,
+    signal?: AbortSignal,
+  ): Promise<Exchange> {
     if (!this.settings.sandboxToken) throw new CheckSkipped('needs the sandbox API (give --sandbox-token)');
-    return send(this.settings.baseUrl, method, path, { token: this.settings.sandboxToken, ...(body !== undefined ? { json: body } : {}), ...(signal ? { signal } : {}) }, checkId);
+    return send(
+      this.settings.baseUrl,
+      method,
+      path,
+      {
+        token: this.settings.sandboxToken,
+        ...(body !== undefined ? { json: body } : {}),
+        ...(signal ? { signal } : {}),
+      },
+      checkId,
+    );
   }
 
   async provision(settings: Partial<OrgSettings>, checkId: string, signal?: AbortSignal): Promise<Org> {
     if (this.hasSandbox) {
       const full = { ...DEFAULT_SETTINGS, ...settings };
-      const ex = await this.sandboxCall('POST', '/sandbox/organisations', { name: `conformance ${checkId}`, ...full }, checkId, signal);
-      if (ex.status !== 200) throw new CheckFailure(`The sandbox refused to create an organisation (${ex.status}).`, evidenceOf(ex));
-      return { id: ex.json.id, webhookSigningSecret: ex.json.webhookSigningSecret, keys: { test: ex.json.apiKeys.test, live: ex.json.apiKeys.live }, settings: full, tokens: new Map() };
+      const ex = await this.sandboxCall(
+        'POST',
+        '/sandbox/organisations',
+        { name: `conformance ${checkId}`, ...full },
+        checkId,
+        signal,
+      );
+      if (ex.status !== 200)
+        throw new CheckFailure(`The sandbox refused to create an organisation (${ex.status}).`, evidenceOf(ex));
+      return {
+        id: ex.json.id,
+        webhookSigningSecret: ex.json.webhookSigningSecret,
+        keys: { test: ex.json.apiKeys.test, live: ex.json.apiKeys.live },
+        settings: full,
+        tokens: new Map(),
+      };
     }
     const profile = this.settings.profiles.find((p) => fits(p, settings));
     if (!profile) {
-      const what = Object.keys(settings).length === 0 ? `the default settings (${DEFAULTS_TEXT}; a setting a profile does not declare is taken to fit)` : `${JSON.stringify(settings)}, the rest as the defaults`;
-      throw new CheckSkipped(`needs an organisation with ${what} (give --sandbox-token, or such a profile in --config)`);
+      const what =
+        Object.keys(settings).length === 0
+          ? `the default settings (${DEFAULTS_TEXT}; a setting a profile does not declare is taken to fit)`
+          : `${JSON.stringify(settings)}, the rest as the defaults`;
+      throw new CheckSkipped(
+        `needs an organisation with ${what} (give --sandbox-token, or such a profile in --config)`,
+      );
     }
     return profileOrg(profile);
   }
@@ -167,7 +214,13 @@ function newProfileOrg(p: Profile): Org {
   return {
     id: undefined,
     webhookSigningSecret: p.webhookSigningSecret,
-    keys: { test: { clientId: p.clientId, clientSecret: p.clientSecret }, live: p.liveClientId && p.liveClientSecret ? { clientId: p.liveClientId, clientSecret: p.liveClientSecret } : undefined },
+    keys: {
+      test: { clientId: p.clientId, clientSecret: p.clientSecret },
+      live:
+        p.liveClientId && p.liveClientSecret
+          ? { clientId: p.liveClientId, clientSecret: p.liveClientSecret }
+          : undefined,
+    },
     settings: p,
     tokens: new Map(),
   };
@@ -204,7 +257,11 @@ export class CheckContext {
   /** A sandbox API call that must succeed (a refusal fails the check, with the exchange). */
   async sandbox(method: string, path: string, body?: unknown): Promise<any> {
     const exchange = await this.run.sandboxCall(method, path, body, this.id, this.signal);
-    if (exchange.status !== 200) throw new CheckFailure(`The sandbox API answered ${method} ${path} with ${exchange.status}.`, evidenceOf(exchange));
+    if (exchange.status !== 200)
+      throw new CheckFailure(
+        `The sandbox API answered ${method} ${path} with ${exchange.status}.`,
+        evidenceOf(exchange),
+      );
     return exchange.json;
   }
 
@@ -223,7 +280,10 @@ export class CheckContext {
     if (this.run.hasSandbox) return this.run.provision({}, this.id, this.signal);
     const shared = this.run.sharedProfile();
     const profile = this.run.settings.profiles.find((p) => p !== shared && fits(p, {}));
-    if (!profile) throw new CheckSkipped(`needs a second organisation (give --sandbox-token, or two profiles in --config whose declared settings fit the defaults: ${DEFAULTS_TEXT})`);
+    if (!profile)
+      throw new CheckSkipped(
+        `needs a second organisation (give --sandbox-token, or two profiles in --config whose declared settings fit the defaults: ${DEFAULTS_TEXT})`,
+      );
     return profileOrg(profile);
   }
 
@@ -237,17 +297,32 @@ export class CheckContext {
     const cached = org.tokens.get(mode);
     if (cached) return cached;
     const pair = org.keys[mode];
-    if (!pair) throw new CheckSkipped(`needs a ${mode}-mode API key (give --sandbox-token, or liveClientId/liveClientSecret in the --config profile)`);
+    if (!pair)
+      throw new CheckSkipped(
+        `needs a ${mode}-mode API key (give --sandbox-token, or liveClientId/liveClientSecret in the --config profile)`,
+      );
     const exchange = await this.tokenRequest(pair);
-    if (exchange.status !== 200 || typeof exchange.json?.accessToken !== 'string') throw new CheckFailure(`Could not get an access token for a valid key pair (status ${exchange.status}).`, evidenceOf(exchange));
+    if (exchange.status !== 200 || typeof exchange.json?.accessToken !== 'string')
+      throw new CheckFailure(
+        `Could not get an access token for a valid key pair (status ${exchange.status}).`,
+        evidenceOf(exchange),
+      );
     org.tokens.set(mode, exchange.json.accessToken);
     return exchange.json.accessToken;
   }
 
   /** POST /api/checkout-sessions. */
-  async createSession(org: Org, body: unknown, options: { idempotencyKey?: string; mode?: 'test' | 'live'; token?: string } = {}): Promise<Exchange> {
+  async createSession(
+    org: Org,
+    body: unknown,
+    options: { idempotencyKey?: string; mode?: 'test' | 'live'; token?: string } = {},
+  ): Promise<Exchange> {
     const token = options.token ?? (await this.token(org, options.mode));
-    return this.api('POST', '/api/checkout-sessions', { token, json: body, headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {} });
+    return this.api('POST', '/api/checkout-sessions', {
+      token,
+      json: body,
+      headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {},
+    });
   }
 
   /** A session that must be created (200), for checks about something else. */
@@ -264,16 +339,27 @@ export class CheckContext {
    * webhookUrl): the check cannot run then, and the user is told how to make it run.
    */
   skipWhenReceiverRefused(exchange: Exchange, webhookUrl: unknown): void {
-    if (typeof webhookUrl !== 'string' || !webhookUrl.startsWith(this.run.receiver.publicUrl) || webhookUrl.startsWith('https://')) return;
+    if (
+      typeof webhookUrl !== 'string' ||
+      !webhookUrl.startsWith(this.run.receiver.publicUrl) ||
+      webhookUrl.startsWith('https://')
+    )
+      return;
     const error = exchange.json?.error;
-    const named = error?.param === 'webhookUrl' || (Array.isArray(error?.details) && error.details.some((d: any) => d?.field === 'webhookUrl'));
+    const named =
+      error?.param === 'webhookUrl' ||
+      (Array.isArray(error?.details) && error.details.some((d: any) => d?.field === 'webhookUrl'));
     if (exchange.status === 400 && error?.code === 'validation_failed' && named) {
-      throw new CheckSkipped(`the target refused the suite's receiver address ${this.run.receiver.publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-public-url https://... (an HTTPS tunnel to the receiver)`);
+      throw new CheckSkipped(
+        `the target refused the suite's receiver address ${this.run.receiver.publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-public-url https://... (an HTTPS tunnel to the receiver)`,
+      );
     }
   }
 
   async readSession(org: Org, id: string, token?: string): Promise<Exchange> {
-    return this.api('GET', `/api/checkout-sessions/${encodeURIComponent(id)}`, { token: token ?? (await this.token(org)) });
+    return this.api('GET', `/api/checkout-sessions/${encodeURIComponent(id)}`, {
+      token: token ?? (await this.token(org)),
+    });
   }
 
   /** Moves the organisation's clock (sandbox); tokens issued before may now be expired. */
@@ -285,8 +371,15 @@ export class CheckContext {
   }
 
   /** A payment attempt through the sandbox. */
-  pay(sessionId: string, rail: 'card' | 'open_banking', outcome: 'succeeded' | 'declined' | 'pending' = 'succeeded'): Promise<any> {
-    return this.sandbox('POST', `/sandbox/checkout-sessions/${encodeURIComponent(sessionId)}/attempts`, { rail, outcome });
+  pay(
+    sessionId: string,
+    rail: 'card' | 'open_banking',
+    outcome: 'succeeded' | 'declined' | 'pending' = 'succeeded',
+  ): Promise<any> {
+    return this.sandbox('POST', `/sandbox/checkout-sessions/${encodeURIComponent(sessionId)}/attempts`, {
+      rail,
+      outcome,
+    });
   }
 
   /** A receiver path of this check's own, answering as told (default 200). */
@@ -342,7 +435,11 @@ export class CheckContext {
   }
 
   expectStatus(exchange: Exchange, status: number, what: string): void {
-    this.expect(exchange.status === status, `${what}: expected status ${status}, received ${exchange.status}.`, exchange);
+    this.expect(
+      exchange.status === status,
+      `${what}: expected status ${status}, received ${exchange.status}.`,
+      exchange,
+    );
   }
 
   /** A 4xx/5xx in the envelope with one of the codes (Errors: Envelope). */
@@ -357,4 +454,3 @@ export class CheckContext {
     return exchange.json.error;
   }
 }
-

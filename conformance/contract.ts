@@ -50,7 +50,10 @@ function pointerGet(doc: Json, pointer: string): any {
 
 const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-const resolve = (node: any): any => (node && typeof node.$ref === 'string' && node.$ref.startsWith('#') ? resolve(pointerGet(description, node.$ref.slice(1))) : node);
+const resolve = (node: any): any =>
+  node && typeof node.$ref === 'string' && node.$ref.startsWith('#')
+    ? resolve(pointerGet(description, node.$ref.slice(1)))
+    : node;
 
 /**
  * Is any schema on the way from `schema` to the value at `segments` marked x-assumption?
@@ -61,11 +64,15 @@ function assumedAlong(schema: any, segments: string[], depth = 0): boolean {
   if (!node || typeof node !== 'object' || depth > 40) return false;
   if (node['x-assumption'] === true) return true;
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
-    if (Array.isArray(node[key]) && node[key].some((member: any) => assumedAlong(member, segments, depth + 1))) return true;
+    if (Array.isArray(node[key]) && node[key].some((member: any) => assumedAlong(member, segments, depth + 1)))
+      return true;
   }
   if (segments.length === 0) return false;
   const [head, ...rest] = segments as [string, ...string[]];
-  const next = node.properties?.[head] ?? (/^\d+$/.test(head) ? node.items : undefined) ?? (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+  const next =
+    node.properties?.[head] ??
+    (/^\d+$/.test(head) ? node.items : undefined) ??
+    (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
   return next !== undefined && assumedAlong(next, rest, depth + 1);
 }
 
@@ -88,7 +95,9 @@ export interface ContractProblem {
 
 /** The path template of the description a concrete path matches. */
 function templateFor(path: string): string | undefined {
-  return Object.keys(description.paths).find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
+  return Object.keys(description.paths).find((template) =>
+    new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
+  );
 }
 
 function describeErrors(errors: ErrorObject[]): string {
@@ -112,7 +121,15 @@ export function contractProblems(exchange: Exchange): ContractProblem[] {
   const operationAssumed = operation['x-assumption'] === true || description.paths[template]?.['x-assumption'] === true;
   const responseKey = String(exchange.status);
   let response = operation.responses[responseKey];
-  if (!response) return [{ kind: 'status', level: operationAssumed ? 'assumption' : 'must', message: `${where} answered ${exchange.status}, which is not documented (documented: ${Object.keys(operation.responses).join(', ')})`, exchange }];
+  if (!response)
+    return [
+      {
+        kind: 'status',
+        level: operationAssumed ? 'assumption' : 'must',
+        message: `${where} answered ${exchange.status}, which is not documented (documented: ${Object.keys(operation.responses).join(', ')})`,
+        exchange,
+      },
+    ];
   let pointer = `/paths/${escapePointer(template)}/${method}/responses/${responseKey}`;
   if (response.$ref) {
     pointer = String(response.$ref).slice(1);
@@ -121,17 +138,41 @@ export function contractProblems(exchange: Exchange): ContractProblem[] {
   const responseAssumed = operationAssumed || response['x-assumption'] === true;
   const contentType = exchange.headers['content-type'] ?? '';
   if (!/^application\/json\b/i.test(contentType)) {
-    return [{ kind: 'content-type', level: responseAssumed ? 'assumption' : 'must', message: `${where} ${exchange.status}: content-type is "${contentType}", documented application/json`, exchange }];
+    return [
+      {
+        kind: 'content-type',
+        level: responseAssumed ? 'assumption' : 'must',
+        message: `${where} ${exchange.status}: content-type is "${contentType}", documented application/json`,
+        exchange,
+      },
+    ];
   }
-  if (exchange.json === undefined) return [{ kind: 'content-type', level: responseAssumed ? 'assumption' : 'must', message: `${where} ${exchange.status}: the body is not JSON`, exchange }];
+  if (exchange.json === undefined)
+    return [
+      {
+        kind: 'content-type',
+        level: responseAssumed ? 'assumption' : 'must',
+        message: `${where} ${exchange.status}: the body is not JSON`,
+        exchange,
+      },
+    ];
   const schemaPointer = `${pointer}/content/application~1json/schema`;
   const validate = validatorAt(schemaPointer);
   if (validate(exchange.json)) return [];
   const errors = validate.errors ?? [];
   const schema = pointerGet(description, schemaPointer);
-  const mustErrors = errors.filter((e) => !responseAssumed && !['anyOf', 'oneOf', 'allOf', 'if'].includes(e.keyword) && !underAssumption(schema, e));
+  const mustErrors = errors.filter(
+    (e) => !responseAssumed && !['anyOf', 'oneOf', 'allOf', 'if'].includes(e.keyword) && !underAssumption(schema, e),
+  );
   const level = mustErrors.length > 0 ? 'must' : 'assumption';
-  return [{ kind: 'schema', level, message: `${where} ${exchange.status}: body does not match the documented schema: ${describeErrors(mustErrors.length > 0 ? mustErrors : errors)}`, exchange }];
+  return [
+    {
+      kind: 'schema',
+      level,
+      message: `${where} ${exchange.status}: body does not match the documented schema: ${describeErrors(mustErrors.length > 0 ? mustErrors : errors)}`,
+      exchange,
+    },
+  ];
 }
 
 /** Problems of a webhook body against WebhookEvent or LegacyWebhookPayload. */

@@ -55,7 +55,11 @@ export function rememberSandboxToken(token: string | undefined): void {
 }
 
 /** JSON keys whose values are secrets, and what is shown instead. */
-const SECRET_KEYS: Record<string, Placeholder> = { clientSecret: '$CLIENT_SECRET', webhookSigningSecret: '$WEBHOOK_SECRET', accessToken: '$ACCESS_TOKEN' };
+const SECRET_KEYS: Record<string, Placeholder> = {
+  clientSecret: '$CLIENT_SECRET',
+  webhookSigningSecret: '$WEBHOOK_SECRET',
+  accessToken: '$ACCESS_TOKEN',
+};
 
 function rememberFromJson(value: unknown, depth = 0): void {
   if (!value || typeof value !== 'object' || depth > 6) return;
@@ -87,15 +91,25 @@ export function redact(text: string): string {
     out = out.replace(new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s]*`, 'g'), `$1${placeholder}`);
   }
   // Longest first, so a secret containing another is replaced whole.
-  for (const [value, placeholder] of [...knownSecrets].sort((a, b) => b[0].length - a[0].length)) out = out.split(value).join(placeholder);
+  for (const [value, placeholder] of [...knownSecrets].sort((a, b) => b[0].length - a[0].length))
+    out = out.split(value).join(placeholder);
   return out;
 }
 
 function redactedHeaders(headers: Record<string, string>): [string, string][] {
-  return Object.entries(headers).map(([name, value]) => [name, name.toLowerCase() === 'authorization' ? redactAuthorization(value) : redact(value)]);
+  return Object.entries(headers).map(([name, value]) => [
+    name,
+    name.toLowerCase() === 'authorization' ? redactAuthorization(value) : redact(value),
+  ]);
 }
 
-export async function send(baseUrl: string, method: string, path: string, options: RequestOptions, checkId: string): Promise<Exchange> {
+export async function send(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions,
+  checkId: string,
+): Promise<Exchange> {
   const headers: Record<string, string> = {};
   let body: string | undefined;
   if (options.form !== undefined) {
@@ -126,7 +140,14 @@ export async function send(baseUrl: string, method: string, path: string, option
   rememberFromJson(json);
   const responseHeaders: Record<string, string> = {};
   response.headers.forEach((value, name) => (responseHeaders[name] = value));
-  return { request: { method, url, headers, ...(body !== undefined ? { body } : {}) }, status: response.status, headers: responseHeaders, text, json, checkId };
+  return {
+    request: { method, url, headers, ...(body !== undefined ? { body } : {}) },
+    status: response.status,
+    headers: responseHeaders,
+    text,
+    json,
+    checkId,
+  };
 }
 
 const PLACEHOLDER = /\$(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_TOKEN|CREDENTIALS)\b/;
@@ -137,7 +158,9 @@ const PLACEHOLDER = /\$(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_
  */
 function shellQuote(word: string): string {
   if (!PLACEHOLDER.test(word)) return `'${word.replace(/'/g, `'\\''`)}'`;
-  const escaped = word.replace(/["\\`]/g, '\\$&').replace(/\$(?!(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_TOKEN|CREDENTIALS)\b)/g, '\\$');
+  const escaped = word
+    .replace(/["\\`]/g, '\\$&')
+    .replace(/\$(?!(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_TOKEN|CREDENTIALS)\b)/g, '\\$');
   return `"${escaped}"`;
 }
 

@@ -20,7 +20,9 @@ function integer(value: string): number {
 
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('payment-conformance')
-    .description('Checks an implementation of the payment service, or a merchant webhook receiver, against the service document.')
+    .description(
+      'Checks an implementation of the payment service, or a merchant webhook receiver, against the service document.',
+    )
     .exitOverride()
     .showHelpAfterError();
 
@@ -28,7 +30,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('run')
     .description('check the implementation at --base-url')
     .requiredOption('--base-url <url>', 'base URL of the implementation')
-    .option('--sandbox-token <token>', 'bearer token of the target’s sandbox API (provisioning, clock, payments, faults)')
+    .option(
+      '--sandbox-token <token>',
+      'bearer token of the target’s sandbox API (provisioning, clock, payments, faults)',
+    )
     .option('--config <file>', 'JSON file of organisation profiles for a target without a sandbox API')
     .option('--only <glob>', 'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003")')
     .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
@@ -64,9 +69,13 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description("check a merchant's webhook receiver at --url")
     .requiredOption('--url <url>', 'the receiver’s address (its webhookUrl)')
     .requiredOption('--secret <whsec>', 'the webhook signing secret the receiver verifies with')
-    .option('--legacy <mode>', 'legacy two-field bodies: accept or reject (not given: either answer passes, handling them is optional)')
+    .option(
+      '--legacy <mode>',
+      'legacy two-field bodies: accept or reject (not given: either answer passes, handling them is optional)',
+    )
     .action(async (o) => {
-      if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy)) throw new SetupError('--legacy must be accept or reject.');
+      if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy))
+        throw new SetupError('--legacy must be accept or reject.');
       setExit(await receiverCommand({ url: o.url, secret: o.secret, legacy: o.legacy }, out));
     });
 
@@ -76,8 +85,16 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .action(() => {
       const checks = createRegistry().all();
       const width = (f: (c: (typeof checks)[number]) => string) => Math.max(...checks.map((c) => f(c).length));
-      const [wi, wl, wr] = [width((c) => c.id), width((c) => c.level), Math.min(60, width((c) => c.rule))];
-      for (const c of checks) out.write(`${c.id.padEnd(wi)}  ${c.level.padEnd(wl)}  ${c.rule.padEnd(wr)}  ${c.title}\n`);
+      const [wi, wl, wr] = [
+        width((c) => c.id),
+        width((c) => c.level),
+        Math.min(
+          60,
+          width((c) => c.rule),
+        ),
+      ];
+      for (const c of checks)
+        out.write(`${c.id.padEnd(wi)}  ${c.level.padEnd(wl)}  ${c.rule.padEnd(wr)}  ${c.title}\n`);
       setExit(0);
     });
   return program;

@@ -43,7 +43,14 @@ class Deliverer {
   }
 
   event(overrides: Record<string, unknown> = {}): Record<string, unknown> {
-    return { event: 'checkout_session.completed', createdAt: new Date().toISOString(), checkoutSessionId: `cs_conf${randomUUID().replace(/-/g, '').slice(0, 16)}`, transactionId: randomUUID(), foreignTransactionId: `order-${randomUUID().slice(0, 8)}`, ...overrides };
+    return {
+      event: 'checkout_session.completed',
+      createdAt: new Date().toISOString(),
+      checkoutSessionId: `cs_conf${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+      transactionId: randomUUID(),
+      foreignTransactionId: `order-${randomUUID().slice(0, 8)}`,
+      ...overrides,
+    };
   }
 
   async send(raw: string, signature: string | undefined): Promise<Sent> {
@@ -51,14 +58,25 @@ class Deliverer {
     try {
       const response = await fetch(this.options.url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'payment-conformance', ...(signature !== undefined ? { [SIGNATURE_HEADER]: signature } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'payment-conformance',
+          ...(signature !== undefined ? { [SIGNATURE_HEADER]: signature } : {}),
+        },
         body: raw,
         signal: AbortSignal.timeout(ANSWER_LIMIT_MS + 2000),
       });
       await response.arrayBuffer();
       return { status: response.status, ms: Date.now() - started };
     } catch (error) {
-      return { status: null, ms: Date.now() - started, error: (error as Error).name === 'TimeoutError' ? 'timed out' : String((error as any).cause?.code ?? (error as Error).message) };
+      return {
+        status: null,
+        ms: Date.now() - started,
+        error:
+          (error as Error).name === 'TimeoutError'
+            ? 'timed out'
+            : String((error as any).cause?.code ?? (error as Error).message),
+      };
     }
   }
 
@@ -69,12 +87,22 @@ class Deliverer {
 }
 
 const now = () => Math.floor(Date.now() / 1000);
-const accepts = (what: string, s: Sent) => (ok(s) ? undefined : `${what} must be accepted with a 2xx; the receiver answered ${show(s)}.`);
-const rejects = (what: string, s: Sent) => (s.status !== null && !ok(s) ? undefined : `${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`);
+const accepts = (what: string, s: Sent) =>
+  ok(s) ? undefined : `${what} must be accepted with a 2xx; the receiver answered ${show(s)}.`;
+const rejects = (what: string, s: Sent) =>
+  s.status !== null && !ok(s)
+    ? undefined
+    : `${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`;
 
 function checks(options: ReceiverOptions): ReceiverCheck[] {
   const list: ReceiverCheck[] = [
-    { id: 'RCV-001', level: 'must', rule: 'Events: Response and retry behaviour (Success)', title: 'a valid signed delivery is accepted (2xx)', run: async (r) => accepts('A valid signed delivery', await r.signed(JSON.stringify(r.event()))) },
+    {
+      id: 'RCV-001',
+      level: 'must',
+      rule: 'Events: Response and retry behaviour (Success)',
+      title: 'a valid signed delivery is accepted (2xx)',
+      run: async (r) => accepts('A valid signed delivery', await r.signed(JSON.stringify(r.event()))),
+    },
     {
       id: 'RCV-002',
       level: 'must',
@@ -83,14 +111,18 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
       run: async (r) => {
         const body = r.event();
         const header = signWebhook(JSON.stringify(body), r.secret);
-        return rejects('A tampered body', await r.send(JSON.stringify({ ...body, foreignTransactionId: 'tampered' }), header));
+        return rejects(
+          'A tampered body',
+          await r.send(JSON.stringify({ ...body, foreignTransactionId: 'tampered' }), header),
+        );
       },
     },
     {
       id: 'RCV-003',
       level: 'must',
       rule: 'Receiver verification step 2 (exact raw bytes)',
-      title: 'a body with unusual spacing and escapes, signed over its exact bytes, is accepted (no re-serialising before verifying)',
+      title:
+        'a body with unusual spacing and escapes, signed over its exact bytes, is accepted (no re-serialising before verifying)',
       run: async (r) => {
         const e = r.event({ foreignTransactionId: 'caf\u00e9 \u2603' });
         const raw = `{ "event" : "${e.event}",\n  "createdAt":"${e.createdAt}" , "checkoutSessionId": "${e.checkoutSessionId}",\t"transactionId":"${e.transactionId}", "foreignTransactionId": "caf\\u00e9 \u2603" }`;
@@ -108,9 +140,27 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
         return rejects('A re-serialised body', await r.send(JSON.stringify(body, null, 2), header));
       },
     },
-    { id: 'RCV-005', level: 'must', rule: 'Receiver verification step 4', title: 'a correctly signed delivery with t ten minutes old is rejected', run: async (r) => rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(r.event()), now() - 600)) },
-    { id: 'RCV-016', level: 'must', rule: 'Receiver verification step 4; Limits: Signature age tolerance', title: 'a correctly signed delivery with t four minutes old is accepted (within the five-minute tolerance)', run: async (r) => accepts('A timestamp four minutes old', await r.signed(JSON.stringify(r.event()), now() - 240)) },
-    { id: 'RCV-006', level: 'must', rule: 'Signature header: Unsigned case', title: 'an event with no Service-Signature header is rejected', run: async (r) => rejects('A delivery with no signature', await r.send(JSON.stringify(r.event()), undefined)) },
+    {
+      id: 'RCV-005',
+      level: 'must',
+      rule: 'Receiver verification step 4',
+      title: 'a correctly signed delivery with t ten minutes old is rejected',
+      run: async (r) => rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(r.event()), now() - 600)),
+    },
+    {
+      id: 'RCV-016',
+      level: 'must',
+      rule: 'Receiver verification step 4; Limits: Signature age tolerance',
+      title: 'a correctly signed delivery with t four minutes old is accepted (within the five-minute tolerance)',
+      run: async (r) => accepts('A timestamp four minutes old', await r.signed(JSON.stringify(r.event()), now() - 240)),
+    },
+    {
+      id: 'RCV-006',
+      level: 'must',
+      rule: 'Signature header: Unsigned case',
+      title: 'an event with no Service-Signature header is rejected',
+      run: async (r) => rejects('A delivery with no signature', await r.send(JSON.stringify(r.event()), undefined)),
+    },
     {
       id: 'RCV-007',
       level: 'must',
@@ -134,7 +184,10 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
         const first = await r.send(after, `t=${t},v1=${computeSignature(after, r.secret, t)},v2=${extra}`);
         if (!ok(first)) return accepts('A header with v2= after v1', first);
         const before = JSON.stringify(r.event());
-        return accepts('A header with v2= before v1', await r.send(before, `t=${t},v2=${extra},v1=${computeSignature(before, r.secret, t)}`));
+        return accepts(
+          'A header with v2= before v1',
+          await r.send(before, `t=${t},v2=${extra},v1=${computeSignature(before, r.secret, t)}`),
+        );
       },
     },
     {
@@ -149,15 +202,35 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
         return accepts('A repeated delivery (same transactionId)', await r.signed(raw));
       },
     },
-    { id: 'RCV-010', level: 'must', rule: 'Events: Event kinds (unknown values)', title: 'a signed delivery with an unknown event value is answered 2xx', run: async (r) => accepts('An unknown event value', await r.signed(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' })))) },
+    {
+      id: 'RCV-010',
+      level: 'must',
+      rule: 'Events: Event kinds (unknown values)',
+      title: 'a signed delivery with an unknown event value is answered 2xx',
+      run: async (r) =>
+        accepts(
+          'An unknown event value',
+          await r.signed(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' }))),
+        ),
+    },
     {
       id: 'RCV-015',
       level: 'must',
       rule: 'Signature header: Unsigned case; Receiver verification step 5',
-      title: 'an unknown event value sent with no Service-Signature header is rejected (verify before looking at the event)',
-      run: async (r) => rejects('An unsigned delivery of an unknown event', await r.send(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' })), undefined)),
+      title:
+        'an unknown event value sent with no Service-Signature header is rejected (verify before looking at the event)',
+      run: async (r) =>
+        rejects(
+          'An unsigned delivery of an unknown event',
+          await r.send(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' })), undefined),
+        ),
     },
-    { id: 'RCV-011', level: 'must', rule: 'Receiver verification steps 2-3', title: 'a delivery signed with another secret is rejected', run: async (r) => {
+    {
+      id: 'RCV-011',
+      level: 'must',
+      rule: 'Receiver verification steps 2-3',
+      title: 'a delivery signed with another secret is rejected',
+      run: async (r) => {
         const raw = JSON.stringify(r.event());
         return rejects('A wrong secret', await r.send(raw, signWebhook(raw, 'whsec_conformance_not_yours')));
       },
@@ -169,7 +242,10 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
       title: 'a header without v1 (only t and v2) is rejected',
       run: async (r) => {
         const raw = JSON.stringify(r.event());
-        return rejects('A header without v1', await r.send(raw, `t=${now()},v2=${computeSignature(raw, r.secret, now())}`));
+        return rejects(
+          'A header without v1',
+          await r.send(raw, `t=${now()},v2=${computeSignature(raw, r.secret, now())}`),
+        );
       },
     },
     {
@@ -179,7 +255,9 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
       title: 'the receiver answers a valid delivery within 5 seconds',
       run: async (r) => {
         const sent = await r.signed(JSON.stringify(r.event()));
-        return sent.status !== null && sent.ms < ANSWER_LIMIT_MS ? undefined : `The service waits five seconds; the receiver answered ${show(sent)}.`;
+        return sent.status !== null && sent.ms < ANSWER_LIMIT_MS
+          ? undefined
+          : `The service waits five seconds; the receiver answered ${show(sent)}.`;
       },
     },
     {
@@ -227,9 +305,15 @@ export async function receiverCommand(options: ReceiverOptions, out: Output): Pr
     if (problem && check.level === 'must') failed += 1;
     const mark = !problem ? pc.green('✓') : check.level === 'must' ? pc.red('✗') : pc.yellow('!');
     const level = check.level === 'must' ? '' : pc.dim(` (${check.level})`);
-    out.write(`${mark} ${pc.bold(check.id)} ${check.title}${level}${problem ? `\n    ${pc.red(problem)}\n    rule: ${check.rule}` : ''}\n`);
+    out.write(
+      `${mark} ${pc.bold(check.id)} ${check.title}${level}${problem ? `\n    ${pc.red(problem)}\n    rule: ${check.rule}` : ''}\n`,
+    );
   });
-  out.write(failed > 0 ? pc.red(pc.bold(`\nFAILED: ${failed} check${failed === 1 ? '' : 's'} failed\n`)) : pc.green(pc.bold('\nPASSED: the receiver follows the document\n')));
+  out.write(
+    failed > 0
+      ? pc.red(pc.bold(`\nFAILED: ${failed} check${failed === 1 ? '' : 's'} failed\n`))
+      : pc.green(pc.bold('\nPASSED: the receiver follows the document\n')),
+  );
   return failed > 0 ? 1 : 0;
 }
 

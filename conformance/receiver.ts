@@ -25,7 +25,8 @@ export type Answer = { status: number } | { holdMs: number };
 export type Behaviour = (attempt: number) => Answer;
 
 /** Did the receiver accept this delivery in time (a 2xx at once)? */
-export const acceptedInTime = (d: Delivery) => d.answer !== undefined && 'status' in d.answer && d.answer.status >= 200 && d.answer.status < 300;
+export const acceptedInTime = (d: Delivery) =>
+  d.answer !== undefined && 'status' in d.answer && d.answer.status >= 200 && d.answer.status < 300;
 
 /**
  * The attempts of one event: every delivery up to and including the first one accepted
@@ -68,7 +69,15 @@ export class CaptureReceiver {
       }
       const path = (req.url ?? '/').split('?')[0]!;
       const list = this.deliveries.get(path) ?? [];
-      const delivery: Delivery = { method: req.method ?? '', path, headers: req.headers, raw, body, receivedAt: Date.now(), attempt: list.length + 1 };
+      const delivery: Delivery = {
+        method: req.method ?? '',
+        path,
+        headers: req.headers,
+        raw,
+        body,
+        receivedAt: Date.now(),
+        attempt: list.length + 1,
+      };
       list.push(delivery);
       this.deliveries.set(path, list);
       for (const listener of this.listeners) listener();

@@ -39,7 +39,10 @@ export class Registry {
 
 /** `*` any run of characters, `?` one character, `[...]` a character class. */
 export function globToRegExp(glob: string): RegExp {
-  const escaped = glob.replace(/[.+^${}()|\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const escaped = glob
+    .replace(/[.+^${}()|\\]/g, '\\$&')
+    .replace(/\*/g, '.*')
+    .replace(/\?/g, '.');
   try {
     return new RegExp(`^${escaped}$`, 'i');
   } catch {

@@ -49,12 +49,22 @@ function parseConfig(file: string | undefined): Config {
     throw new SetupError(`--config ${file}: cannot read it as JSON (${(error as Error).message}).`);
   }
   const wait = parsed?.deliveryWaitMs;
-  if (wait !== undefined && !(typeof wait === 'number' && Number.isInteger(wait) && wait >= 100 && wait <= 120_000)) throw new SetupError(`--config ${file}: deliveryWaitMs must be a whole number of milliseconds from 100 to 120000.`);
+  if (wait !== undefined && !(typeof wait === 'number' && Number.isInteger(wait) && wait >= 100 && wait <= 120_000))
+    throw new SetupError(`--config ${file}: deliveryWaitMs must be a whole number of milliseconds from 100 to 120000.`);
   // A file may only set deliveryWaitMs (a target with a sandbox needs no profiles).
   if (parsed?.profiles === undefined && wait !== undefined) return { profiles: [], deliveryWaitMs: wait };
-  const profiles = Array.isArray(parsed?.profiles) ? parsed.profiles : parsed?.profiles && typeof parsed.profiles === 'object' ? Object.entries(parsed.profiles).map(([name, p]) => ({ name, ...(p as object) })) : undefined;
-  if (!profiles || profiles.length === 0) throw new SetupError(`--config ${file}: expected { "profiles": [ { "clientId": "...", "clientSecret": "...", ... } ] }.`);
-  for (const p of profiles) if (typeof p.clientId !== 'string' || typeof p.clientSecret !== 'string') throw new SetupError(`--config ${file}: every profile needs clientId and clientSecret.`);
+  const profiles = Array.isArray(parsed?.profiles)
+    ? parsed.profiles
+    : parsed?.profiles && typeof parsed.profiles === 'object'
+      ? Object.entries(parsed.profiles).map(([name, p]) => ({ name, ...(p as object) }))
+      : undefined;
+  if (!profiles || profiles.length === 0)
+    throw new SetupError(
+      `--config ${file}: expected { "profiles": [ { "clientId": "...", "clientSecret": "...", ... } ] }.`,
+    );
+  for (const p of profiles)
+    if (typeof p.clientId !== 'string' || typeof p.clientSecret !== 'string')
+      throw new SetupError(`--config ${file}: every profile needs clientId and clientSecret.`);
   return { profiles: profiles as Profile[], deliveryWaitMs: wait };
 }
 
@@ -73,13 +83,17 @@ async function preflight(baseUrl: string, sandboxToken: string | undefined): Pro
   if (sandboxToken !== undefined) {
     let answer: Response;
     try {
-      answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, { headers: { authorization: `Bearer ${sandboxToken}` }, signal: AbortSignal.timeout(10_000) });
+      answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, {
+        headers: { authorization: `Bearer ${sandboxToken}` },
+        signal: AbortSignal.timeout(10_000),
+      });
       await answer.arrayBuffer();
     } catch (error) {
       throw new SetupError(`The sandbox API at ${baseUrl}/sandbox/ is not usable: ${reasonOf(error)}.`);
     }
     if (answer.status === 401) throw new SetupError('The sandbox API refused --sandbox-token (401).');
-    if (answer.status >= 500 || answer.status === 405) throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
+    if (answer.status >= 500 || answer.status === 405)
+      throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
   }
 }
 
@@ -104,11 +118,17 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   } catch {
     throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
   }
-  const reporters = options.reporter.split(',').map((r) => r.trim()).filter(Boolean);
+  const reporters = options.reporter
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
   const unknown = reporters.filter((r) => !(REPORTERS as readonly string[]).includes(r));
-  if (unknown.length > 0) throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new SetupError('--concurrency must be a whole number of at least 1.');
-  if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535) throw new SetupError('--receiver-port must be a port number.');
+  if (unknown.length > 0)
+    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
+    throw new SetupError('--concurrency must be a whole number of at least 1.');
+  if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535)
+    throw new SetupError('--receiver-port must be a port number.');
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
   const registry = createRegistry();
   const checks = registry.select(options.only);
@@ -119,7 +139,9 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   try {
     await receiver.start(options.receiverHost, options.receiverPort, options.receiverPublicUrl);
   } catch (error) {
-    throw new SetupError(`The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`);
+    throw new SetupError(
+      `The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`,
+    );
   }
   const settleMs = deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS;
   const run = new RunContext({ baseUrl, sandboxToken: options.sandboxToken, profiles, receiver, settleMs });
@@ -129,7 +151,10 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   if (consoleOn) reporter.start(baseUrl);
   let results;
   try {
-    results = await runChecks(run, checks, { concurrency: options.concurrency, onResult: (r) => consoleOn && reporter.result(r) });
+    results = await runChecks(run, checks, {
+      concurrency: options.concurrency,
+      onResult: (r) => consoleOn && reporter.result(r),
+    });
   } finally {
     await receiver.close();
   }

@@ -23,7 +23,15 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
     ...base,
     status,
     reason: redact(reason),
-    ...(evidence ? { evidence: { request: redact(evidence.request), response: redact(evidence.response), curl: redact(evidence.curl) } } : {}),
+    ...(evidence
+      ? {
+          evidence: {
+            request: redact(evidence.request),
+            response: redact(evidence.response),
+            curl: redact(evidence.curl),
+          },
+        }
+      : {}),
     durationMs: Date.now() - started,
   });
   const missing = run.missing(check);

@@ -56,7 +56,10 @@ export function openShopDb(file = ':memory:'): Database.Database {
 }
 
 /** Creates the payment for an order and returns the page to send the payer to. */
-export async function placeOrder(shop: Shop, order: { id: string; total: number; webhookUrl: string; redirectUrl: string }): Promise<string> {
+export async function placeOrder(
+  shop: Shop,
+  order: { id: string; total: number; webhookUrl: string; redirectUrl: string },
+): Promise<string> {
   const session = await shop.client.createCheckoutSession(
     {
       type: 'single',
@@ -78,18 +81,28 @@ export async function placeOrder(shop: Shop, order: { id: string; total: number;
  * order in one transaction. Says what happened: `repeat` when the transaction was
  * already processed, `unpaid` when the read-back says not paid.
  */
-async function confirmAndFulfil(shop: Shop, paymentId: string, transactionId: string | undefined): Promise<'fulfilled' | 'repeat' | 'unpaid' | 'unknown-order'> {
-  const order = shop.db.prepare<[string], { order_id: string }>('SELECT order_id FROM orders WHERE payment_id = ?').get(paymentId);
+async function confirmAndFulfil(
+  shop: Shop,
+  paymentId: string,
+  transactionId: string | undefined,
+): Promise<'fulfilled' | 'repeat' | 'unpaid' | 'unknown-order'> {
+  const order = shop.db
+    .prepare<[string], { order_id: string }>('SELECT order_id FROM orders WHERE payment_id = ?')
+    .get(paymentId);
   if (!order) return 'unknown-order';
   const confirmation = await shop.client.confirmPayment(paymentId);
   if (!confirmation.paid) return 'unpaid';
   const txId = transactionId ?? (confirmation.payment as { transactionId?: string }).transactionId ?? paymentId;
   const fulfilOnce = shop.db.transaction(() => {
     const inserted = shop.db
-      .prepare('INSERT INTO processed_transactions (transaction_id, order_id, processed_at) VALUES (?, ?, ?) ON CONFLICT (transaction_id) DO NOTHING')
+      .prepare(
+        'INSERT INTO processed_transactions (transaction_id, order_id, processed_at) VALUES (?, ?, ?) ON CONFLICT (transaction_id) DO NOTHING',
+      )
       .run(txId, order.order_id, new Date().toISOString());
     if (inserted.changes === 0) return false;
-    shop.db.prepare('UPDATE orders SET fulfilled_at = ? WHERE order_id = ? AND fulfilled_at IS NULL').run(new Date().toISOString(), order.order_id);
+    shop.db
+      .prepare('UPDATE orders SET fulfilled_at = ? WHERE order_id = ? AND fulfilled_at IS NULL')
+      .run(new Date().toISOString(), order.order_id);
     return true;
   });
   if (!fulfilOnce()) return 'repeat';
@@ -98,7 +111,11 @@ async function confirmAndFulfil(shop: Shop, paymentId: string, transactionId: st
 }
 
 /** Handles one delivery; returns the status to answer with. */
-export async function handleDelivery(shop: Shop, rawBody: Buffer, signatureHeader: string | undefined): Promise<{ status: number; outcome: string }> {
+export async function handleDelivery(
+  shop: Shop,
+  rawBody: Buffer,
+  signatureHeader: string | undefined,
+): Promise<{ status: number; outcome: string }> {
   let verified;
   try {
     verified = verifyWebhook(rawBody, signatureHeader, shop.signingSecret);
@@ -127,7 +144,8 @@ export function createReceiver(shop: Shop): http.Server {
     req.on('end', () => {
       const header = req.headers[SIGNATURE_HEADER.toLowerCase()];
       handleDelivery(shop, Buffer.concat(chunks), Array.isArray(header) ? header[0] : header).then(
-        ({ status, outcome }) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ outcome })),
+        ({ status, outcome }) =>
+          res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ outcome })),
         // Reading the payment back failed: answer 500 so the service tries again (card
         // rail), and nothing was recorded, so `reconcile` will also find the order.
         () => res.writeHead(500, { 'content-type': 'application/json' }).end('{"outcome":"error"}'),
@@ -138,7 +156,11 @@ export function createReceiver(shop: Shop): http.Server {
 
 /** Reads back every unfulfilled order and fulfils the paid ones; returns the ids fulfilled. */
 export async function reconcile(shop: Shop): Promise<string[]> {
-  const open = shop.db.prepare<[], { order_id: string; payment_id: string }>('SELECT order_id, payment_id FROM orders WHERE fulfilled_at IS NULL').all();
+  const open = shop.db
+    .prepare<[], { order_id: string; payment_id: string }>(
+      'SELECT order_id, payment_id FROM orders WHERE fulfilled_at IS NULL',
+    )
+    .all();
   const fulfilled: string[] = [];
   for (const order of open) {
     if ((await confirmAndFulfil(shop, order.payment_id, undefined)) === 'fulfilled') fulfilled.push(order.order_id);
@@ -149,7 +171,11 @@ export async function reconcile(shop: Shop): Promise<string[]> {
 async function main() {
   const env = (name: string) => process.env[name] ?? (console.error(`Set ${name}.`), process.exit(2));
   const shop: Shop = {
-    client: createPaymentClient({ baseUrl: env('PAYMENT_BASE_URL'), clientId: env('CLIENT_ID'), clientSecret: env('CLIENT_SECRET') }),
+    client: createPaymentClient({
+      baseUrl: env('PAYMENT_BASE_URL'),
+      clientId: env('CLIENT_ID'),
+      clientSecret: env('CLIENT_SECRET'),
+    }),
     db: openShopDb(process.env.SHOP_DB ?? 'shop.sqlite'),
     signingSecret: env('WEBHOOK_SECRET'),
     fulfil: (orderId) => console.log(`fulfilled order ${orderId}`),
@@ -157,7 +183,10 @@ async function main() {
   const server = createReceiver(shop).listen(Number(process.env.PORT ?? 4020), '127.0.0.1', () => {
     console.log(`merchant receiver on http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`);
   });
-  setInterval(() => void reconcile(shop).catch((error) => console.error('reconcile failed:', error.message)), 60_000).unref();
+  setInterval(
+    () => void reconcile(shop).catch((error) => console.error('reconcile failed:', error.message)),
+    60_000,
+  ).unref();
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) await main();

@@ -47,8 +47,12 @@ function withApiOperations(onOperation) {
       },
     },
     WebhooksMap: {
-      enter() { state.inWebhooks = true; },
-      leave() { state.inWebhooks = false; },
+      enter() {
+        state.inWebhooks = true;
+      },
+      leave() {
+        state.inWebhooks = false;
+      },
     },
     Operation: {
       enter(operation, ctx) {
@@ -74,7 +78,10 @@ function OperationRequiresBearer(opts) {
       }),
     );
     if (!bearer) {
-      ctx.report({ message: `Operation ${operation.operationId} must require a bearer scheme.`, location: ctx.location });
+      ctx.report({
+        message: `Operation ${operation.operationId} must require a bearer scheme.`,
+        location: ctx.location,
+      });
     }
     const unauthorized = operation.responses?.['401'];
     if (!unauthorized || !responseUsesEnvelope(unauthorized, ctx)) {
@@ -116,7 +123,11 @@ function CreateDocumentsIdempotencyKey(opts) {
       });
     }
   });
-  visitor.PathItem = { enter(pathItem) { pathParameters = pathItem.parameters ?? []; } };
+  visitor.PathItem = {
+    enter(pathItem) {
+      pathParameters = pathItem.parameters ?? [];
+    },
+  };
   return visitor;
 }
 
@@ -126,9 +137,15 @@ function AssumptionMarked() {
     const marked = node['x-assumption'] === true;
     const says = typeof node.description === 'string' && node.description.includes(ASSUMPTION_TEXT);
     if (marked && !says) {
-      ctx.report({ message: `x-assumption: true needs a description saying ${ASSUMPTION_TEXT} what was modelled.`, location: ctx.location.child(['x-assumption']).key() });
+      ctx.report({
+        message: `x-assumption: true needs a description saying ${ASSUMPTION_TEXT} what was modelled.`,
+        location: ctx.location.child(['x-assumption']).key(),
+      });
     } else if (says && !marked) {
-      ctx.report({ message: `A description saying ${ASSUMPTION_TEXT} needs x-assumption: true beside it.`, location: ctx.location.child(['description']) });
+      ctx.report({
+        message: `A description saying ${ASSUMPTION_TEXT} needs x-assumption: true beside it.`,
+        location: ctx.location.child(['description']),
+      });
     } else if ('x-assumption' in node && node['x-assumption'] !== true) {
       ctx.report({ message: 'x-assumption is either true or absent.', location: ctx.location.child(['x-assumption']) });
     }

@@ -69,7 +69,12 @@ async function redoc(doc: Json, file: string, title: string, scratch: string): P
 
 async function inputsHash(): Promise<string> {
   const hash = createHash('sha256');
-  for (const file of INPUTS) hash.update(file).update('\0').update(await readFile(path.join(root, file))).update('\0');
+  for (const file of INPUTS)
+    hash
+      .update(file)
+      .update('\0')
+      .update(await readFile(path.join(root, file)))
+      .update('\0');
   return hash.digest('hex');
 }
 

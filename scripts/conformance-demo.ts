@@ -14,11 +14,15 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const sandboxToken = `sbx_demo_${randomBytes(12).toString('hex')}`;
 
-const server = spawn(process.execPath, [path.join(root, 'server/dist/cli.js'), '--port', '0', '--db', ':memory:', '--sandbox-token', sandboxToken], {
-  cwd: root,
-  env: { ...process.env, LOG_LEVEL: 'silent' },
-  stdio: ['ignore', 'pipe', 'inherit'],
-});
+const server = spawn(
+  process.execPath,
+  [path.join(root, 'server/dist/cli.js'), '--port', '0', '--db', ':memory:', '--sandbox-token', sandboxToken],
+  {
+    cwd: root,
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  },
+);
 
 const baseUrl = await new Promise<string>((resolve, reject) => {
   const lines = createInterface({ input: server.stdout! });
@@ -29,10 +33,26 @@ const baseUrl = await new Promise<string>((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening`)));
 });
 
-const suite = spawn(process.execPath, [path.join(root, 'conformance/dist/cli.js'), 'run', '--base-url', baseUrl, '--sandbox-token', sandboxToken, '--reporter', 'console,json,junit,html', '--out', 'reports/conformance', ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-});
+const suite = spawn(
+  process.execPath,
+  [
+    path.join(root, 'conformance/dist/cli.js'),
+    'run',
+    '--base-url',
+    baseUrl,
+    '--sandbox-token',
+    sandboxToken,
+    '--reporter',
+    'console,json,junit,html',
+    '--out',
+    'reports/conformance',
+    ...process.argv.slice(2),
+  ],
+  {
+    cwd: root,
+    stdio: 'inherit',
+  },
+);
 const [code] = (await once(suite, 'exit')) as [number | null];
 server.kill('SIGTERM');
 await once(server, 'exit');

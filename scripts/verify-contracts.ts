@@ -38,7 +38,13 @@ interface StateContext {
 
 /** The sandbox calls and API calls the provider states need. */
 function providerSetup(baseUrl: string, sandboxToken: string) {
-  async function call<T>(method: string, path: string, token: string, body?: unknown, form?: Record<string, string>): Promise<T> {
+  async function call<T>(
+    method: string,
+    path: string,
+    token: string,
+    body?: unknown,
+    form?: Record<string, string>,
+  ): Promise<T> {
     // The token request is form-encoded and unauthenticated; everything else is JSON with a bearer token.
     const headers: Record<string, string> = form
       ? { 'content-type': 'application/x-www-form-urlencoded' }
@@ -52,15 +58,23 @@ function providerSetup(baseUrl: string, sandboxToken: string) {
 
   /** A new organisation with both rails, NZD settlement, and a test-mode token. */
   async function organisation(): Promise<StateContext & { orgId: string }> {
-    const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>('POST', '/sandbox/organisations', sandboxToken, {
-      name: 'pact provider state',
-      settlementCurrency: 'NZD',
-      cardEnabled: true,
-      openBankingApproved: true,
-      settlementAccount: true,
-    });
+    const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(
+      'POST',
+      '/sandbox/organisations',
+      sandboxToken,
+      {
+        name: 'pact provider state',
+        settlementCurrency: 'NZD',
+        cardEnabled: true,
+        openBankingApproved: true,
+        settlementAccount: true,
+      },
+    );
     const { clientId, clientSecret } = org.apiKeys.test;
-    const { accessToken } = await call<{ accessToken: string }>('POST', '/api/token', '', undefined, { clientId, clientSecret });
+    const { accessToken } = await call<{ accessToken: string }>('POST', '/api/token', '', undefined, {
+      clientId,
+      clientSecret,
+    });
     return { orgId: org.id, clientId, clientSecret, token: accessToken };
   }
 
@@ -97,7 +111,9 @@ export async function verifyContracts(options: VerifyContractsOptions): Promise<
       const org = await setup.organisation();
       context = org;
       const sessionId = (await setup.payment('checkout-sessions', org.token)).id;
-      await setup.call('POST', `/sandbox/organisations/${org.orgId}/clock`, options.sandboxToken, { advanceSeconds: 5 * 60 + 1 });
+      await setup.call('POST', `/sandbox/organisations/${org.orgId}/clock`, options.sandboxToken, {
+        advanceSeconds: 5 * 60 + 1,
+      });
       return { sessionId };
     },
   };
@@ -107,7 +123,11 @@ export async function verifyContracts(options: VerifyContractsOptions): Promise<
     throw new Error(`Cannot set up provider states at ${options.baseUrl}: ${error.message}`);
   });
 
-  const pactUrls = options.pactUrls ?? readdirSync(CONTRACTS_DIR).filter((f) => f.endsWith('.json')).map((f) => join(CONTRACTS_DIR, f));
+  const pactUrls =
+    options.pactUrls ??
+    readdirSync(CONTRACTS_DIR)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => join(CONTRACTS_DIR, f));
   return new Verifier({
     provider: 'payment-service',
     providerBaseUrl: options.baseUrl,
@@ -117,7 +137,9 @@ export async function verifyContracts(options: VerifyContractsOptions): Promise<
     // Swap the contract's example credentials for the provider state's real ones.
     requestFilter: (req: any, _res: any, next: () => void) => {
       if (context && req.path === '/api/token' && req.method === 'POST') {
-        const form = Buffer.from(new URLSearchParams({ clientId: context.clientId, clientSecret: context.clientSecret }).toString());
+        const form = Buffer.from(
+          new URLSearchParams({ clientId: context.clientId, clientSecret: context.clientSecret }).toString(),
+        );
         req.body = form;
         req.headers['content-length'] = String(form.length);
       } else if (context && typeof req.headers.authorization === 'string') {
@@ -132,7 +154,9 @@ export async function verifyContracts(options: VerifyContractsOptions): Promise<
 function summarise(message: string): string {
   try {
     const result = JSON.parse(message) as { interactionResults?: { description: string; result: string }[] };
-    const failed = (result.interactionResults ?? []).filter((r) => r.result !== 'Ok').map((r) => `  - ${r.description}`);
+    const failed = (result.interactionResults ?? [])
+      .filter((r) => r.result !== 'Ok')
+      .map((r) => `  - ${r.description}`);
     return `${failed.length} interaction(s) failed (details above):\n${failed.join('\n')}`;
   } catch {
     return message;
@@ -143,13 +167,26 @@ async function main() {
   const program = new Command('verify-contracts')
     .description('Verify an implementation of the payment service against the Pact contracts in contracts/.')
     .requiredOption('--base-url <url>', 'the implementation under test')
-    .requiredOption('--sandbox-token <token>', 'bearer token of its sandbox API (provider states are set up through it)')
+    .requiredOption(
+      '--sandbox-token <token>',
+      'bearer token of its sandbox API (provider states are set up through it)',
+    )
     .option('--pact <file...>', 'contract files (default: every contracts/*.json)')
     .option('--log-level <level>', 'trace, debug, info, warn or error', 'warn')
     .parse();
-  const opts = program.opts<{ baseUrl: string; sandboxToken: string; pact?: string[]; logLevel: VerifyContractsOptions['logLevel'] }>();
+  const opts = program.opts<{
+    baseUrl: string;
+    sandboxToken: string;
+    pact?: string[];
+    logLevel: VerifyContractsOptions['logLevel'];
+  }>();
   try {
-    await verifyContracts({ baseUrl: opts.baseUrl.replace(/\/+$/, ''), sandboxToken: opts.sandboxToken, pactUrls: opts.pact?.map((p) => resolve(p)), logLevel: opts.logLevel });
+    await verifyContracts({
+      baseUrl: opts.baseUrl.replace(/\/+$/, ''),
+      sandboxToken: opts.sandboxToken,
+      pactUrls: opts.pact?.map((p) => resolve(p)),
+      logLevel: opts.logLevel,
+    });
     console.log('Every interaction in the contracts was verified.');
   } catch (error) {
     console.error(`Contract verification failed: ${summarise((error as Error).message)}`);

@@ -23,7 +23,15 @@ import { MALFORMED } from './handlers/createAccessToken.ts';
 import { sentTwice, unreadableCoding } from './http/headers.ts';
 import { publicHandlers } from './handlers/index.ts';
 import { isJson, mediaType, parseBody } from './http/body.ts';
-import { ApiError, errorJson, isTokenRequest, methodNotAllowed, TOKEN_PATH, validationFailed, type ErrorDetail } from './http/errors.ts';
+import {
+  ApiError,
+  errorJson,
+  isTokenRequest,
+  methodNotAllowed,
+  TOKEN_PATH,
+  validationFailed,
+  type ErrorDetail,
+} from './http/errors.ts';
 import { Backend } from './http/openapi.ts';
 import { JSON_TYPE, requestArrived, respondJson } from './http/respond.ts';
 import { errorEnvelope } from './middleware/error-envelope.ts';
@@ -41,7 +49,8 @@ export type { DemoOrganisation } from './domain/organisations.ts';
 
 const contract = createRequire(import.meta.url);
 // Parsed afresh for each server: openapi-backend may change the object it is given.
-const readDescription = (name: string) => JSON.parse(readFileSync(contract.resolve(`@payment-service/contract/${name}`), 'utf8')) as Document;
+const readDescription = (name: string) =>
+  JSON.parse(readFileSync(contract.resolve(`@payment-service/contract/${name}`), 'utf8')) as Document;
 
 export interface ServerOptions {
   port?: number;
@@ -111,7 +120,8 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const pretty = !options.logger && process.stderr.isTTY === true;
   // Buffered writes to stderr: one syscall per few kilobytes of log under load; when the
   // server is quiet, what is buffered goes out within LOG_FLUSH_MS, and all of it on close.
-  const destination = options.logger || pretty ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
+  const destination =
+    options.logger || pretty ? undefined : pino.destination({ dest: 2, sync: false, minLength: 4096 });
   let unwritten = false;
   const log =
     options.logger ??
@@ -128,7 +138,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   const store = new SqliteStore(options.db ?? '.data/payment-service.sqlite', options.walRewindFrames);
   await store.migrate();
   const tokens = await Tokens.open(store);
-  const sandboxToken = options.sandboxToken === false ? undefined : options.sandboxToken ?? newSandboxToken();
+  const sandboxToken = options.sandboxToken === false ? undefined : (options.sandboxToken ?? newSandboxToken());
 
   const publicDefinition = readDescription('openapi.json');
   const sandboxDefinition = readDescription('sandbox.json');
@@ -147,9 +157,19 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     },
     unauthorized: (_c, scope) => {
       const auth = scope.auth;
-      if (!auth || auth.ok || auth.code === 'unauthorized') return new ApiError(401, 'unauthorized', auth?.ok === false ? auth.message : 'Authentication required.', null, undefined, { 'www-authenticate': API_CHALLENGE });
+      if (!auth || auth.ok || auth.code === 'unauthorized')
+        return new ApiError(
+          401,
+          'unauthorized',
+          auth?.ok === false ? auth.message : 'Authentication required.',
+          null,
+          undefined,
+          { 'www-authenticate': API_CHALLENGE },
+        );
       // A token was sent and is not good (RFC 6750 3.1: invalid_token covers expired and revoked).
-      return new ApiError(401, auth.code, auth.message, null, undefined, { 'www-authenticate': `${API_CHALLENGE}, error="invalid_token"` });
+      return new ApiError(401, auth.code, auth.message, null, undefined, {
+        'www-authenticate': `${API_CHALLENGE}, error="invalid_token"`,
+      });
     },
     // The token endpoint answers its failures as { error: <string> }, not the envelope.
     onValidationFail: (c, scope) => {
@@ -166,7 +186,12 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
       // Node joins a repeated header with ", ": two keys are not one key. Only the creates
       // read the key; other operations ignore it, repeated or not.
       const key = c.request.headers['idempotency-key'];
-      if (typeof key === 'string' && key.includes(', ') && takesIdempotencyKey(c.operation) && sentTwice(req, 'idempotency-key')) {
+      if (
+        typeof key === 'string' &&
+        key.includes(', ') &&
+        takesIdempotencyKey(c.operation) &&
+        sentTwice(req, 'idempotency-key')
+      ) {
         details.push({ field: 'Idempotency-Key', constraints: { single: 'Idempotency-Key must be sent once' } });
       }
       // Which webhook targets are allowed depends on the key's mode.
@@ -190,9 +215,16 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
           },
         },
         unauthorized: () =>
-          new ApiError(401, 'unauthorized', 'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).', null, undefined, {
-            'www-authenticate': 'Bearer realm="sandbox"',
-          }),
+          new ApiError(
+            401,
+            'unauthorized',
+            'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).',
+            null,
+            undefined,
+            {
+              'www-authenticate': 'Bearer realm="sandbox"',
+            },
+          ),
         onValidationFail: (_c, scope) => {
           if (scope.bodyProblem) throw scope.bodyProblem;
           return undefined;
@@ -210,7 +242,11 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     handle(req, res);
   };
   const timeouts = options.requestTimeoutMs
-    ? { headersTimeout: options.requestTimeoutMs, requestTimeout: options.requestTimeoutMs, connectionsCheckingInterval: Math.ceil(options.requestTimeoutMs / 4) }
+    ? {
+        headersTimeout: options.requestTimeoutMs,
+        requestTimeout: options.requestTimeoutMs,
+        connectionsCheckingInterval: Math.ceil(options.requestTimeoutMs / 4),
+      }
     : {};
   const server = http.createServer({ requireHostHeader: false, ...timeouts }, onRequest);
   // An Expect other than 100-continue is ignored (RFC 9110 10.1.1 allows it), not refused
@@ -230,7 +266,16 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   server.on('clientError', answerUnreadable(docsUrl, log));
 
   const webhooks = new WebhookDispatcher(store, log, { pollIntervalMs: options.webhookPollIntervalMs });
-  const services: Services = { store, tokens, idempotency: new Idempotency(store), publicUrl, docsUrl, sandboxToken, webhooks, log };
+  const services: Services = {
+    store,
+    tokens,
+    idempotency: new Idempotency(store),
+    publicUrl,
+    docsUrl,
+    sandboxToken,
+    webhooks,
+    log,
+  };
 
   async function dispatch(ctx: KoaContext, backend: Backend<Scope>): Promise<void> {
     const raw = ctx.state.rawBody as Buffer;
@@ -242,11 +287,15 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     let inexact: Scope['inexact'];
     const coding = raw.length > 0 ? unreadableCoding(ctx.req) : undefined;
     if (ctx.state.bodyTooLarge) {
-      bodyProblem = validationFailed([{ field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } }]);
+      bodyProblem = validationFailed([
+        { field: '', constraints: { maxSize: 'The request body must be at most 1 MiB' } },
+      ]);
     } else if (coding) {
       bodyProblem = validationFailed([{ field: coding.field, constraints: { coding: coding.problem } }]);
     } else if (raw.length > 0 && ctx.path !== TOKEN_PATH && !isJson(type)) {
-      bodyProblem = validationFailed([{ field: '', constraints: { contentType: 'Send the request body as application/json' } }]);
+      bodyProblem = validationFailed([
+        { field: '', constraints: { contentType: 'Send the request body as application/json' } },
+      ]);
     } else {
       try {
         ({ value: body, inexact } = parseBody(raw, type));
@@ -283,7 +332,9 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
   app.use(function requireHost(ctx, next) {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
     if (ctx.req.headers.host === undefined && ctx.req.httpVersion === '1.1') {
-      throw validationFailed([{ field: 'Host', constraints: { required: 'HTTP/1.1 requests must carry a Host header' } }]);
+      throw validationFailed([
+        { field: 'Host', constraints: { required: 'HTTP/1.1 requests must carry a Host header' } },
+      ]);
     }
     return next();
   });
@@ -353,7 +404,9 @@ function takesIdempotencyKey(operation: Operation | undefined): boolean {
   if (!operation) return false;
   let declares = declaresKey.get(operation);
   if (declares === undefined) {
-    declares = (operation.parameters ?? []).some((p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key');
+    declares = (operation.parameters ?? []).some(
+      (p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
+    );
     declaresKey.set(operation, declares);
   }
   return declares;
@@ -393,8 +446,11 @@ function answerUnreadable(docsUrl: string, log: Logger) {
         : error.code === 'HPE_HEADER_OVERFLOW'
           ? [431, 'maxSize', 'The request headers must be at most 16 KiB']
           : [400, 'http', 'The request is not valid HTTP/1.1'];
-    const refusal = new ApiError(status, 'validation_failed', problem, null, [{ field: '', constraints: { [constraint]: problem } }]);
-    const tokenRequest = error.rawPacket !== undefined && TOKEN_REQUEST_LINE.test(error.rawPacket.toString('latin1', 0, 24));
+    const refusal = new ApiError(status, 'validation_failed', problem, null, [
+      { field: '', constraints: { [constraint]: problem } },
+    ]);
+    const tokenRequest =
+      error.rawPacket !== undefined && TOKEN_REQUEST_LINE.test(error.rawPacket.toString('latin1', 0, 24));
     const body = errorJson(refusal, docsUrl, tokenRequest);
     if (status !== 408) log.warn({ code: error.code }, 'unreadable request refused');
     socket.write(

@@ -112,7 +112,10 @@ function background(): Worker | undefined {
   try {
     worker = new Worker(WORKER_SOURCE, {
       eval: true,
-      workerData: { sqlite: createRequire(import.meta.url).resolve('better-sqlite3'), intervalMs: CHECKPOINT_INTERVAL_MS },
+      workerData: {
+        sqlite: createRequire(import.meta.url).resolve('better-sqlite3'),
+        intervalMs: CHECKPOINT_INTERVAL_MS,
+      },
     });
   } catch {
     dead = true;
@@ -153,7 +156,9 @@ function ask(message: Record<string, unknown>): Promise<Reply> {
 }
 
 const scryptInPool = (password: string, salt: Buffer, keylen: number, options: object) =>
-  new Promise<Buffer>((resolve, reject) => scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))));
+  new Promise<Buffer>((resolve, reject) =>
+    scryptCallback(password, salt, keylen, options, (error, key) => (error ? reject(error) : resolve(key))),
+  );
 
 /** scrypt on the background thread (the libuv pool if it is unavailable). */
 export async function scrypt(password: string, salt: Buffer, keylen: number, options: object): Promise<Buffer> {
@@ -203,7 +208,10 @@ export interface CheckpointOptions {
  * function is called (which resolves once the thread's connection is closed). Resolves to
  * undefined when there is no background thread: SQLite's own checkpoints then do it all.
  */
-export async function checkpointInBackground(file: string, options: CheckpointOptions): Promise<(() => Promise<void>) | undefined> {
+export async function checkpointInBackground(
+  file: string,
+  options: CheckpointOptions,
+): Promise<(() => Promise<void>) | undefined> {
   let watchId: number;
   try {
     const reply = await ask({ type: 'watch', file, rewindFrames: options.rewindFrames });

@@ -17,23 +17,46 @@ function nonEmpty(value: string): string {
 }
 
 function baseUrl(value: string): string {
-  if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol)) throw new InvalidArgumentError('expected an absolute http:// or https:// URL');
+  if (!URL.canParse(value) || !['http:', 'https:'].includes(new URL(value).protocol))
+    throw new InvalidArgumentError('expected an absolute http:// or https:// URL');
   return value;
 }
 
 export const ENV = ['PORT', 'HOST', 'DATABASE_URL', 'SANDBOX_TOKEN', 'PUBLIC_URL', 'DOCS_URL'];
 export function buildProgram(): Command {
   return new Command('payment-server')
-  .description('Reference server of the payment service, with a sandbox API to drive payments, time and faults.')
-  .addOption(new Option('--port <port>', 'port to listen on (0 picks a free one)').env('PORT').default(4010).argParser(port))
-  .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1').argParser(nonEmpty))
-  .addOption(new Option('--db <path>', 'SQLite file path, or :memory:').env('DATABASE_URL').default('.data/payment-service.sqlite').argParser(nonEmpty))
-  .addOption(new Option('--sandbox-token <token>', 'bearer token of the sandbox API (random by default)').env('SANDBOX_TOKEN').argParser(nonEmpty))
-  .addOption(new Option('--no-sandbox', 'turn the sandbox API off'))
-  .addOption(new Option('--public-url <url>', 'base of hosted payment page URLs (default http://HOST:PORT)').env('PUBLIC_URL').argParser(baseUrl))
-  .addOption(new Option('--docs-url <url>', 'base of error.doc_url (default {public-url}/docs)').env('DOCS_URL').argParser(baseUrl))
-  .addHelpText('after', `\nEach flag may also come from its environment variable (${ENV.join(', ')}); an empty one counts as unset.`)
-  .showHelpAfterError();
+    .description('Reference server of the payment service, with a sandbox API to drive payments, time and faults.')
+    .addOption(
+      new Option('--port <port>', 'port to listen on (0 picks a free one)').env('PORT').default(4010).argParser(port),
+    )
+    .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1').argParser(nonEmpty))
+    .addOption(
+      new Option('--db <path>', 'SQLite file path, or :memory:')
+        .env('DATABASE_URL')
+        .default('.data/payment-service.sqlite')
+        .argParser(nonEmpty),
+    )
+    .addOption(
+      new Option('--sandbox-token <token>', 'bearer token of the sandbox API (random by default)')
+        .env('SANDBOX_TOKEN')
+        .argParser(nonEmpty),
+    )
+    .addOption(new Option('--no-sandbox', 'turn the sandbox API off'))
+    .addOption(
+      new Option('--public-url <url>', 'base of hosted payment page URLs (default http://HOST:PORT)')
+        .env('PUBLIC_URL')
+        .argParser(baseUrl),
+    )
+    .addOption(
+      new Option('--docs-url <url>', 'base of error.doc_url (default {public-url}/docs)')
+        .env('DOCS_URL')
+        .argParser(baseUrl),
+    )
+    .addHelpText(
+      'after',
+      `\nEach flag may also come from its environment variable (${ENV.join(', ')}); an empty one counts as unset.`,
+    )
+    .showHelpAfterError();
 }
 
 export interface CliOptions {

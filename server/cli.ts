@@ -15,7 +15,8 @@ const program = buildProgram();
 program.parse();
 const opts = program.opts<CliOptions>();
 // A token given on the command line with --no-sandbox is a contradiction; one from SANDBOX_TOKEN is not.
-if (!opts.sandbox && program.getOptionValueSource('sandboxToken') === 'cli') program.error("error: option '--sandbox-token <token>' cannot be used with option '--no-sandbox'");
+if (!opts.sandbox && program.getOptionValueSource('sandboxToken') === 'cli')
+  program.error("error: option '--sandbox-token <token>' cannot be used with option '--no-sandbox'");
 
 if (opts.db.startsWith('postgres://') || opts.db.startsWith('postgresql://')) {
   console.error('payment-server: PostgreSQL is not supported yet; use a SQLite file path or :memory:.');
@@ -50,7 +51,9 @@ if (server.demo) {
   console.log(`  test clientSecret: ${apiKeys.test.clientSecret}`);
   console.log(`  webhook secret:    ${webhookSigningSecret}`);
   if (opts.db !== ':memory:') {
-    console.log(`  ${created ? 'created now and kept' : 'kept'} in ${opts.db}; to start afresh, stop the server and delete ${opts.db}*`);
+    console.log(
+      `  ${created ? 'created now and kept' : 'kept'} in ${opts.db}; to start afresh, stop the server and delete ${opts.db}*`,
+    );
   }
 }
 if (server.sandboxToken) console.log(`sandbox token: ${server.sandboxToken}`);

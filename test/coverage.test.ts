@@ -41,15 +41,33 @@ describe('endpoints (Endpoints)', () => {
 
   it('has no other paths', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
-      ['/api/checkout-sessions', '/api/checkout-sessions/{id}', '/api/payment-links', '/api/payment-links/{id}', '/api/token', '/api/transaction', '/api/transaction/{id}'].sort(),
+      [
+        '/api/checkout-sessions',
+        '/api/checkout-sessions/{id}',
+        '/api/payment-links',
+        '/api/payment-links/{id}',
+        '/api/token',
+        '/api/transaction',
+        '/api/transaction/{id}',
+      ].sort(),
     );
   });
 
   it('marks the shapes the document does not show as assumptions', () => {
-    for (const [method, route] of [['post', '/api/payment-links'], ['get', '/api/payment-links/{id}'], ['post', '/api/transaction'], ['get', '/api/transaction/{id}']] as const) {
+    for (const [method, route] of [
+      ['post', '/api/payment-links'],
+      ['get', '/api/payment-links/{id}'],
+      ['post', '/api/transaction'],
+      ['get', '/api/transaction/{id}'],
+    ] as const) {
       expect(operation(method, route)['x-assumption'], `${method} ${route}`).toBe(true);
     }
-    for (const name of ['PaymentLink', 'PaymentLinkCreateRequest', 'LegacyTransaction', 'LegacyTransactionCreateRequest']) {
+    for (const name of [
+      'PaymentLink',
+      'PaymentLinkCreateRequest',
+      'LegacyTransaction',
+      'LegacyTransactionCreateRequest',
+    ]) {
       expect(schemas[name]['x-assumption'], name).toBe(true);
     }
   });
@@ -121,10 +139,28 @@ describe('error codes (Errors: Codes)', () => {
   });
 
   it.each([
-    ['post', '/api/checkout-sessions', '400', ['card_not_enabled', 'currency_mismatch', 'idempotency_error', 'open_banking_currency_unsupported', 'open_banking_not_enabled', 'settlement_account_missing', 'validation_failed']],
+    [
+      'post',
+      '/api/checkout-sessions',
+      '400',
+      [
+        'card_not_enabled',
+        'currency_mismatch',
+        'idempotency_error',
+        'open_banking_currency_unsupported',
+        'open_banking_not_enabled',
+        'settlement_account_missing',
+        'validation_failed',
+      ],
+    ],
     ['post', '/api/checkout-sessions', '401', ['invalid_token', 'token_expired', 'unauthorized', 'unknown_api_key']],
     ['post', '/api/checkout-sessions', '500', ['internal_error']],
-    ['get', '/api/checkout-sessions/{id}', '401', ['invalid_token', 'token_expired', 'unauthorized', 'unknown_api_key']],
+    [
+      'get',
+      '/api/checkout-sessions/{id}',
+      '401',
+      ['invalid_token', 'token_expired', 'unauthorized', 'unknown_api_key'],
+    ],
     ['get', '/api/checkout-sessions/{id}', '404', ['not_found']],
     ['get', '/api/checkout-sessions/{id}', '500', ['internal_error']],
     ['get', '/api/transaction/{id}', '404', ['not_found']],
@@ -139,29 +175,56 @@ describe('error codes (Errors: Codes)', () => {
 
 describe('error envelope (Errors: Envelope)', () => {
   const envelope = schemaAt('/components/schemas/ErrorEnvelope');
-  const base = { code: 'not_found', message: 'No such session.', param: null, doc_url: 'https://docs.example.com/errors/#not_found' };
+  const base = {
+    code: 'not_found',
+    message: 'No such session.',
+    param: null,
+    doc_url: 'https://docs.example.com/errors/#not_found',
+  };
 
   it.each([
     ['a complete error with param null', { error: base }, true],
-    ['param naming a field', { error: { ...base, code: 'validation_failed', param: 'amount.total', details: [{ field: 'amount.total', constraints: { max: 'too big' } }] } }, true],
+    [
+      'param naming a field',
+      {
+        error: {
+          ...base,
+          code: 'validation_failed',
+          param: 'amount.total',
+          details: [{ field: 'amount.total', constraints: { max: 'too big' } }],
+        },
+      },
+      true,
+    ],
     ['param missing (the key is always present)', { error: { ...base, param: undefined } }, false],
     ['code missing', { error: { ...base, code: undefined } }, false],
     ['message missing', { error: { ...base, message: undefined } }, false],
     ['doc_url missing', { error: { ...base, doc_url: undefined } }, false],
-    ['doc_url not of the form {docs_url}/errors/#<code>', { error: { ...base, doc_url: 'https://docs.example.com/not_found' } }, false],
-    ['a details entry without constraints', { error: { ...base, code: 'validation_failed', details: [{ field: 'x' }] } }, false],
+    [
+      'doc_url not of the form {docs_url}/errors/#<code>',
+      { error: { ...base, doc_url: 'https://docs.example.com/not_found' } },
+      false,
+    ],
+    [
+      'a details entry without constraints',
+      { error: { ...base, code: 'validation_failed', details: [{ field: 'x' }] } },
+      false,
+    ],
     ['a bare string error', { error: 'not found' }, false],
   ])('%s: valid=%s', (_name, value, valid) => {
     expect(envelope(JSON.parse(JSON.stringify(value)))).toBe(valid);
   });
 
-  it('uses the envelope for every 4xx and 5xx but the token endpoint\'s', () => {
+  it("uses the envelope for every 4xx and 5xx but the token endpoint's", () => {
     for (const [route, item] of Object.entries<any>(doc.paths)) {
       for (const [method, op] of Object.entries<any>(item)) {
         if (route === '/api/token') continue;
         for (const [status, response] of Object.entries<any>(op.responses)) {
           if (!/^[45]/.test(status)) continue;
-          expect(resolveRef(doc, response).content['application/json'].schema.$ref, `${method} ${route} ${status}`).toBe('#/components/schemas/ErrorEnvelope');
+          expect(
+            resolveRef(doc, response).content['application/json'].schema.$ref,
+            `${method} ${route} ${status}`,
+          ).toBe('#/components/schemas/ErrorEnvelope');
         }
       }
     }
@@ -199,26 +262,56 @@ describe('POST /api/checkout-sessions body (Endpoints: field rules)', () => {
   ])('type %j: valid=%s', (type, ok) => expect(create(withPatch((b) => (b.type = type)))).toBe(ok));
 
   it.each([
-    [0, false], [-1, false], [0.01, true], [19.99, true], [0.07, true], [4.35, true], [10000, true],
-    [10000.01, false], [1.005, false], ['25.00', false], [null, false],
+    [0, false],
+    [-1, false],
+    [0.01, true],
+    [19.99, true],
+    [0.07, true],
+    [4.35, true],
+    [10000, true],
+    [10000.01, false],
+    [1.005, false],
+    ['25.00', false],
+    [null, false],
   ])('amount.total %j: valid=%s', (total, ok) => expect(create(withPatch((b) => (b.amount.total = total)))).toBe(ok));
 
-  it.each([['NZD', true], ['AUD', true], ['USD', false], ['nzd', false]])('amount.currency %j: valid=%s', (currency, ok) =>
-    expect(create(withPatch((b) => (b.amount.currency = currency)))).toBe(ok));
-
-  const referenceChars = [...'0123456789', ...'ABCDEFGHIJKLMNOPQRSTUVWXYZ', ...'abcdefghijklmnopqrstuvwxyz', ...` '.,@_-`];
   it.each([
-    ['', false], ['A', true], ['A'.repeat(12), true], ['A'.repeat(13), false],
+    ['NZD', true],
+    ['AUD', true],
+    ['USD', false],
+    ['nzd', false],
+  ])('amount.currency %j: valid=%s', (currency, ok) =>
+    expect(create(withPatch((b) => (b.amount.currency = currency)))).toBe(ok),
+  );
+
+  const referenceChars = [
+    ...'0123456789',
+    ...'ABCDEFGHIJKLMNOPQRSTUVWXYZ',
+    ...'abcdefghijklmnopqrstuvwxyz',
+    ...` '.,@_-`,
+  ];
+  it.each([
+    ['', false],
+    ['A', true],
+    ['A'.repeat(12), true],
+    ['A'.repeat(13), false],
     ...referenceChars.map((c) => [`REF${c}`, true] as [string, boolean]),
     ...['#', '/', '!', 'é', '+', '\n'].map((c) => [`REF${c}`, false] as [string, boolean]),
   ])('creditorReference.reference %j: valid=%s', (reference, ok) =>
-    expect(create(withPatch((b) => (b.creditorReference.reference = reference)))).toBe(ok));
+    expect(create(withPatch((b) => (b.creditorReference.reference = reference)))).toBe(ok),
+  );
 
   for (const field of ['particulars', 'code'] as const) {
     it.each([
-      ['A'.repeat(12), true], ['A'.repeat(13), false], ['Order 1-a', true], ['Order_1', false], ['O.1', false], ['Ref@1', false],
+      ['A'.repeat(12), true],
+      ['A'.repeat(13), false],
+      ['Order 1-a', true],
+      ['Order_1', false],
+      ['O.1', false],
+      ['Ref@1', false],
     ])(`creditorReference.${field} %j: valid=%s`, (value, ok) =>
-      expect(create(withPatch((b) => (b.creditorReference[field] = value)))).toBe(ok));
+      expect(create(withPatch((b) => (b.creditorReference[field] = value)))).toBe(ok),
+    );
   }
 
   it.each([
@@ -229,8 +322,14 @@ describe('POST /api/checkout-sessions body (Endpoints: field rules)', () => {
     ['not a url', false],
   ])('redirectUrl %j: valid=%s', (url, ok) => expect(create(withPatch((b) => (b.redirectUrl = url)))).toBe(ok));
 
-  it.each([['open_banking', true], ['card', true], ['both', true], ['cash', false]])('checkoutMethod %j: valid=%s', (method, ok) =>
-    expect(create(withPatch((b) => (b.checkoutMethod = method)))).toBe(ok));
+  it.each([
+    ['open_banking', true],
+    ['card', true],
+    ['both', true],
+    ['cash', false],
+  ])('checkoutMethod %j: valid=%s', (method, ok) =>
+    expect(create(withPatch((b) => (b.checkoutMethod = method)))).toBe(ok),
+  );
 
   it.each([
     ['https://shop.example.com/webhooks', true],
@@ -241,14 +340,19 @@ describe('POST /api/checkout-sessions body (Endpoints: field rules)', () => {
     ['http://[::1]:8080/hooks', true],
     ['http://127.0.0.1.example.com/hooks', false],
   ])('webhookUrl %j: valid=%s (HTTPS; loopback http is the marked test-mode assumption)', (url, ok) =>
-    expect(create(withPatch((b) => (b.webhookUrl = url)))).toBe(ok));
+    expect(create(withPatch((b) => (b.webhookUrl = url)))).toBe(ok),
+  );
 
   it('marks the loopback relaxation of webhookUrl as an assumption', () => {
     expect(schemas.WebhookUrl['x-assumption']).toBe(true);
   });
 
-  it.each([['x'.repeat(255), true], ['x'.repeat(256), false]])('description of length %#: valid=%s', (text, ok) =>
-    expect(create(withPatch((b) => (b.description = text)))).toBe(ok));
+  it.each([
+    ['x'.repeat(255), true],
+    ['x'.repeat(256), false],
+  ])('description of length %#: valid=%s', (text, ok) =>
+    expect(create(withPatch((b) => (b.description = text)))).toBe(ok),
+  );
 
   it('takes foreignTransactionId as a string', () => {
     expect(create(withPatch((b) => (b.foreignTransactionId = 'order-1')))).toBe(true);
@@ -274,7 +378,21 @@ describe('checkout session responses (Resources)', () => {
 
   it('read response has the documented fields, all required', () => {
     const read = schemas.CheckoutSession;
-    const fields = ['id', 'status', 'code', 'amount', 'checkoutMethod', 'reference', 'particulars', 'transactionType', 'testMode', 'foreignTransactionId', 'expiresAt', 'createdAt', 'updatedAt'];
+    const fields = [
+      'id',
+      'status',
+      'code',
+      'amount',
+      'checkoutMethod',
+      'reference',
+      'particulars',
+      'transactionType',
+      'testMode',
+      'foreignTransactionId',
+      'expiresAt',
+      'createdAt',
+      'updatedAt',
+    ];
     expect(read.required.sort()).toEqual([...fields].sort());
   });
 
@@ -286,17 +404,32 @@ describe('checkout session responses (Resources)', () => {
 
   it('keeps session status open and lists the documented ones', () => {
     const status = schemaAt('/components/schemas/CheckoutSessionStatus');
-    for (const s of ['created', 'pending', 'completed', 'failed', 'expired', 'refunded_later_addition']) expect(status(s)).toBe(true);
-    expect(schemas.CheckoutSessionStatus.anyOf[0].enum).toEqual(['created', 'pending', 'completed', 'failed', 'expired']);
+    for (const s of ['created', 'pending', 'completed', 'failed', 'expired', 'refunded_later_addition'])
+      expect(status(s)).toBe(true);
+    expect(schemas.CheckoutSessionStatus.anyOf[0].enum).toEqual([
+      'created',
+      'pending',
+      'completed',
+      'failed',
+      'expired',
+    ]);
   });
 
   it.each([
-    ['cs_abc', true], ['ch_abc', false],
-  ])('session id %j: valid=%s (prefix cs_)', (id, ok) => expect(schemaAt('/components/schemas/CheckoutSessionId')(id)).toBe(ok));
+    ['cs_abc', true],
+    ['ch_abc', false],
+  ])('session id %j: valid=%s (prefix cs_)', (id, ok) =>
+    expect(schemaAt('/components/schemas/CheckoutSessionId')(id)).toBe(ok),
+  );
 
   it.each([
-    ['2026-01-01T00:00:00Z', true], ['2026-01-01T00:00:00.123Z', true], ['2026-01-01T12:00:00+12:00', false], ['2026-01-01', false],
-  ])('timestamp %j: valid=%s (ISO 8601 UTC)', (ts, ok) => expect(schemaAt('/components/schemas/Timestamp')(ts)).toBe(ok));
+    ['2026-01-01T00:00:00Z', true],
+    ['2026-01-01T00:00:00.123Z', true],
+    ['2026-01-01T12:00:00+12:00', false],
+    ['2026-01-01', false],
+  ])('timestamp %j: valid=%s (ISO 8601 UTC)', (ts, ok) =>
+    expect(schemaAt('/components/schemas/Timestamp')(ts)).toBe(ok),
+  );
 });
 
 describe('webhooks (Events)', () => {
@@ -305,9 +438,21 @@ describe('webhooks (Events)', () => {
 
   it('describes checkout_session.completed with the five payload fields', () => {
     const payload = resolveRef(doc, completed.requestBody.content['application/json'].schema);
-    expect(payload.required.sort()).toEqual(['checkoutSessionId', 'createdAt', 'event', 'foreignTransactionId', 'transactionId']);
+    expect(payload.required.sort()).toEqual([
+      'checkoutSessionId',
+      'createdAt',
+      'event',
+      'foreignTransactionId',
+      'transactionId',
+    ]);
     const validate = schemaAt('/components/schemas/WebhookEvent');
-    const event = { event: 'checkout_session.completed', createdAt: '2026-01-01T00:00:00Z', checkoutSessionId: 'cs_1', transactionId: '0b8f7d0e-3f1c-4a5e-9d2a-6c1b2e3f4a5b', foreignTransactionId: null };
+    const event = {
+      event: 'checkout_session.completed',
+      createdAt: '2026-01-01T00:00:00Z',
+      checkoutSessionId: 'cs_1',
+      transactionId: '0b8f7d0e-3f1c-4a5e-9d2a-6c1b2e3f4a5b',
+      foreignTransactionId: null,
+    };
     expect(validate(event)).toBe(true);
     expect(validate({ ...event, checkoutSessionId: null })).toBe(true);
     expect(validate({ ...event, event: 'checkout_session.refunded' })).toBe(true);
@@ -318,12 +463,20 @@ describe('webhooks (Events)', () => {
     const header = completed.parameters.find((p: any) => p.name === 'Service-Signature');
     expect(header.in).toBe('header');
     expect(header.description).toMatch(/t=<unix_seconds>,v1=<hex_digest>/);
-    expect(completed.description).toMatch(/HMAC-SHA256, hex encoded, over the string `<t>` \+ `\.` \+ the raw request body bytes/);
+    expect(completed.description).toMatch(
+      /HMAC-SHA256, hex encoded, over the string `<t>` \+ `\.` \+ the raw request body bytes/,
+    );
     expect(completed.description).toMatch(/no `Service-Signature` header at all/);
   });
 
   it('documents the receiver verification steps', () => {
-    for (const step of [/first `=`/, /exact raw bytes/, /constant time/, /older than five minutes/, /Only after the check passes/]) {
+    for (const step of [
+      /first `=`/,
+      /exact raw bytes/,
+      /constant time/,
+      /older than five minutes/,
+      /Only after the check passes/,
+    ]) {
       expect(completed.description).toMatch(step);
     }
   });
@@ -335,15 +488,30 @@ describe('webhooks (Events)', () => {
       attempts: { card: 3, open_banking: 1 },
       finalStatuses: '4xx other than 408 and 429',
     });
-    for (const rule of [/Any 2xx status/, /five seconds/, /up to three attempts in total/, /one attempt, no retry/, /other than 408 or 429/, /Deduplicate on `transactionId`/]) {
+    for (const rule of [
+      /Any 2xx status/,
+      /five seconds/,
+      /up to three attempts in total/,
+      /one attempt, no retry/,
+      /other than 408 or 429/,
+      /Deduplicate on `transactionId`/,
+    ]) {
       expect(completed.description).toMatch(rule);
     }
   });
 
   it('describes the legacy two-field body, unsigned', () => {
     const validate = schemaAt('/components/schemas/LegacyWebhookPayload');
-    expect(validate({ transactionId: '9a1e2b3c-4d5e-4f60-8a7b-1c2d3e4f5a6b', foreignTransactionId: 'legacy-7' })).toBe(true);
-    expect(validate({ transactionId: '9a1e2b3c-4d5e-4f60-8a7b-1c2d3e4f5a6b', foreignTransactionId: null, event: 'checkout_session.completed' })).toBe(false);
+    expect(validate({ transactionId: '9a1e2b3c-4d5e-4f60-8a7b-1c2d3e4f5a6b', foreignTransactionId: 'legacy-7' })).toBe(
+      true,
+    );
+    expect(
+      validate({
+        transactionId: '9a1e2b3c-4d5e-4f60-8a7b-1c2d3e4f5a6b',
+        foreignTransactionId: null,
+        event: 'checkout_session.completed',
+      }),
+    ).toBe(false);
     expect(legacy.parameters ?? []).toEqual([]);
   });
 

@@ -14,7 +14,8 @@ const run = promisify(execFile);
 const out = mkdtempSync(path.join(tmpdir(), 'docs-build-'));
 afterAll(() => rmSync(out, { recursive: true, force: true }));
 
-const build = async () => (await run(process.execPath, ['--import', 'tsx', 'scripts/build-docs.ts', '--out', out], { cwd: repoRoot })).stdout;
+const build = async () =>
+  (await run(process.execPath, ['--import', 'tsx', 'scripts/build-docs.ts', '--out', out], { cwd: repoRoot })).stdout;
 const mtime = (file: string) => statSync(path.join(out, file)).mtimeMs;
 
 describe('the docs build', () => {

@@ -52,7 +52,10 @@ function bodies(doc: Json): Array<{ where: string; mediaPointer: string }> {
         for (const status of Object.keys(op.responses ?? {})) {
           const response = follow(doc, `${opPointer}/responses/${status}`);
           for (const media of Object.keys(pointerGet(doc, response).content ?? {})) {
-            found.push({ where: `${label} ${status} ${media}`, mediaPointer: `${response}/content/${escapePointer(media)}` });
+            found.push({
+              where: `${label} ${status} ${media}`,
+              mediaPointer: `${response}/content/${escapePointer(media)}`,
+            });
           }
         }
       }
@@ -80,7 +83,11 @@ for (const name of ['openapi', 'sandbox'] as const) {
 
     it('gives every request and response body an example', () => {
       expect(allBodies.length).toBeGreaterThan(5);
-      const missing = allBodies.filter((b) => mediaSamples(doc, b.mediaPointer, b.where).length === 0 && !pointerGet(doc, `${b.mediaPointer}/schema`)?.examples);
+      const missing = allBodies.filter(
+        (b) =>
+          mediaSamples(doc, b.mediaPointer, b.where).length === 0 &&
+          !pointerGet(doc, `${b.mediaPointer}/schema`)?.examples,
+      );
       expect(missing.map((b) => b.where)).toEqual([]);
     });
 
@@ -97,7 +104,7 @@ describe('the example check itself', () => {
   const doc = loadDescription('openapi');
   const validator = createValidator(doc, 'openapi-check.json');
 
-  it('accepts 19.99 and rejects 1.005 for multipleOf 0.01, as the document\'s two-decimal rule says', () => {
+  it("accepts 19.99 and rejects 1.005 for multipleOf 0.01, as the document's two-decimal rule says", () => {
     const total = validator('/components/schemas/AmountTotal');
     expect(total(19.99)).toBe(true);
     expect(total(0.07)).toBe(true);

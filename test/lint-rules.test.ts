@@ -24,7 +24,9 @@ function lint(file: string): Promise<Problem[]> {
 async function runLint(file: string): Promise<Problem[]> {
   const args = ['lint', '--config', path.join(fixtures, 'redocly.yaml'), '--format=json', path.join(fixtures, file)];
   // redocly exits 1 when it finds errors; the JSON report is on stdout either way.
-  const { stdout } = await run(path.join(repoRoot, 'node_modules/.bin/redocly'), args, { cwd: repoRoot }).catch((e) => e);
+  const { stdout } = await run(path.join(repoRoot, 'node_modules/.bin/redocly'), args, { cwd: repoRoot }).catch(
+    (e) => e,
+  );
   return JSON.parse(stdout).problems;
 }
 
@@ -37,10 +39,19 @@ describe('convention lint rules', () => {
     ['conventions/operation-requires-bearer', 'Operation readWithoutAuth must require a bearer scheme.'],
     ['conventions/operation-requires-bearer', 'Operation readWithoutAuth must document 401 with the error envelope.'],
     ['conventions/operation-requires-bearer', 'Operation createWithoutKey must document 401 with the error envelope.'],
-    ['conventions/error-responses-use-envelope', 'createWithoutKey 401 must use the error envelope { error: { code, message, param, doc_url } }.'],
-    ['conventions/create-documents-idempotency-key', 'Create operation createWithoutKey must document the Idempotency-Key header.'],
+    [
+      'conventions/error-responses-use-envelope',
+      'createWithoutKey 401 must use the error envelope { error: { code, message, param, doc_url } }.',
+    ],
+    [
+      'conventions/create-documents-idempotency-key',
+      'Create operation createWithoutKey must document the Idempotency-Key header.',
+    ],
     ['conventions/media-type-has-example', 'Every request and response body needs an example.'],
-    ['conventions/assumption-marked', 'x-assumption: true needs a description saying **Assumption:** what was modelled.'],
+    [
+      'conventions/assumption-marked',
+      'x-assumption: true needs a description saying **Assumption:** what was modelled.',
+    ],
     ['conventions/assumption-marked', 'A description saying **Assumption:** needs x-assumption: true beside it.'],
   ])('%s reports: %s', async (ruleId, message) => {
     const problems = await lint('violations.yaml');

@@ -36,7 +36,8 @@ function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEn
 
 async function ok(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<string> {
   const ran = await run(command, args, cwd, env);
-  if (ran.code !== 0) throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`);
+  if (ran.code !== 0)
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`);
   return ran.stdout;
 }
 
@@ -58,17 +59,28 @@ function walk(dir: string, found: string[] = []): string[] {
 }
 
 /** A scratch project, and `npm install` of the given tarballs into it, measured. */
-async function install(name: string, packages: string[], packageJson: Record<string, unknown> = {}): Promise<{ dir: string; footprint: Footprint }> {
+async function install(
+  name: string,
+  packages: string[],
+  packageJson: Record<string, unknown> = {},
+): Promise<{ dir: string; footprint: Footprint }> {
   const dir = path.join(scratch, name);
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...packageJson }, null, 2));
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...packageJson }, null, 2),
+  );
   writeFileSync(path.join(dir, '.npmrc'), 'engine-strict=true\nfund=false\naudit=false\n');
   const files = packages.map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`));
   const started = Date.now();
   await ok('npm', ['install', '--prefer-offline', ...files], dir);
   const seconds = (Date.now() - started) / 1000;
-  const listed = (await ok('npm', ['ls', '--all', '--parseable'], dir)).split('\n').filter((line) => line.includes('node_modules'));
-  const installed = [...new Set(listed.map((line) => line.slice(line.lastIndexOf('node_modules/') + 'node_modules/'.length)))].sort();
+  const listed = (await ok('npm', ['ls', '--all', '--parseable'], dir))
+    .split('\n')
+    .filter((line) => line.includes('node_modules'));
+  const installed = [
+    ...new Set(listed.map((line) => line.slice(line.lastIndexOf('node_modules/') + 'node_modules/'.length))),
+  ].sort();
   const all = walk(path.join(dir, 'node_modules'));
   const bytes = all.reduce((sum, file) => sum + statSync(file).size, 0);
   return {
@@ -84,7 +96,9 @@ async function install(name: string, packages: string[], packageJson: Record<str
 }
 
 function report(name: string, f: Footprint): void {
-  console.log(`${name}: ${f.packages.length} packages, ${f.megabytes} MB, ${f.seconds.toFixed(1)} s; third-party (${f.thirdParty.length}): ${f.thirdParty.join(', ')}`);
+  console.log(
+    `${name}: ${f.packages.length} packages, ${f.megabytes} MB, ${f.seconds.toFixed(1)} s; third-party (${f.thirdParty.length}): ${f.thirdParty.join(', ')}`,
+  );
 }
 
 const SERVER_LIBRARIES = ['koa', '@koa/router', 'openapi-backend', 'better-sqlite3', 'pg', 'kysely', 'pino', 'jose'];
@@ -99,17 +113,44 @@ const children = new Set<ChildProcess>();
 beforeAll(async () => {
   mkdirSync(tarballs);
   const packed = JSON.parse(
-    await ok('npm', ['pack', '--json', '--pack-destination', tarballs, '-w', 'generated', '-w', 'client', '-w', 'conformance', '-w', 'server'], repoRoot),
+    await ok(
+      'npm',
+      [
+        'pack',
+        '--json',
+        '--pack-destination',
+        tarballs,
+        '-w',
+        'generated',
+        '-w',
+        'client',
+        '-w',
+        'conformance',
+        '-w',
+        'server',
+      ],
+      repoRoot,
+    ),
   ) as Array<{ name: string; files: Array<{ path: string }> }>;
-  expect(packed.map((p) => p.name).sort()).toEqual(['@payment-service/client', '@payment-service/conformance', '@payment-service/contract', '@payment-service/server']);
+  expect(packed.map((p) => p.name).sort()).toEqual([
+    '@payment-service/client',
+    '@payment-service/conformance',
+    '@payment-service/contract',
+    '@payment-service/server',
+  ]);
   for (const p of packed) {
     const files = p.files.map((f) => f.path);
     // What a user needs, and nothing of the repository's own: tests, benches, CI, build state.
-    expect(files.filter((f) => /(^|\/)(test|bench|\.ci)\/|\.test\.|\.tsbuildinfo$|^tsconfig/.test(f)), p.name).toEqual([]);
+    expect(
+      files.filter((f) => /(^|\/)(test|bench|\.ci)\/|\.test\.|\.tsbuildinfo$|^tsconfig/.test(f)),
+      p.name,
+    ).toEqual([]);
     expect(files, p.name).toContain('README.md');
   }
   // The server's install compiles a native module: it runs while the others are checked.
-  serverInstall = install('sandbox-user', ['contract', 'client', 'server'], { allowScripts: { 'better-sqlite3': true } });
+  serverInstall = install('sandbox-user', ['contract', 'client', 'server'], {
+    allowScripts: { 'better-sqlite3': true },
+  });
   client = await install('merchant', ['contract', 'client']);
   suite = await install('validating-team', ['contract', 'client', 'conformance']);
 }, 300_000);
@@ -121,7 +162,12 @@ afterAll(async () => {
 });
 
 const vectors = () =>
-  JSON.parse(readFileSync(path.join(client.dir, 'node_modules/@payment-service/contract/webhook-signature-vectors.json'), 'utf8')) as {
+  JSON.parse(
+    readFileSync(
+      path.join(client.dir, 'node_modules/@payment-service/contract/webhook-signature-vectors.json'),
+      'utf8',
+    ),
+  ) as {
     vectors: Array<{ name: string; secret: string; body: string; header: string; now: string; valid: boolean }>;
   };
 
@@ -163,9 +209,21 @@ describe('the client, installed from its tarball', () => {
     const bare = path.join(scratch, 'merchant-without-openapi-fetch');
     cpSync(client.dir, bare, { recursive: true });
     rmSync(path.join(bare, 'node_modules/openapi-fetch'), { recursive: true, force: true });
-    const webhooks = await run(process.execPath, ['--input-type=module', '-e', "const w = await import('@payment-service/client/webhooks'); console.log(Object.keys(w).length)"], bare);
+    const webhooks = await run(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        "const w = await import('@payment-service/client/webhooks'); console.log(Object.keys(w).length)",
+      ],
+      bare,
+    );
     expect(webhooks.code, webhooks.stderr).toBe(0);
-    const main = await run(process.execPath, ['--input-type=module', '-e', "await import('@payment-service/client')"], bare);
+    const main = await run(
+      process.execPath,
+      ['--input-type=module', '-e', "await import('@payment-service/client')"],
+      bare,
+    );
     expect(main.code).not.toBe(0);
     expect(main.stderr).toContain("Cannot find package 'openapi-fetch'");
   });
@@ -173,17 +231,29 @@ describe('the client, installed from its tarball', () => {
   it.each([
     ['nodenext', { module: 'nodenext', moduleResolution: 'nodenext' }],
     ['bundler', { module: 'esnext', moduleResolution: 'bundler' }],
-  ])('type-checks a strict TypeScript consumer (%s, skipLibCheck off)', async (name, resolution) => {
-    const dir = path.join(scratch, `typescript-${name}`);
-    cpSync(client.dir, dir, { recursive: true });
-    await ok('npm', ['install', '--prefer-offline', '--no-save', `@types/node@${readTypesNodeVersion()}`], dir);
-    writeFileSync(
-      path.join(dir, 'tsconfig.json'),
-      JSON.stringify({ compilerOptions: { ...resolution, target: 'es2022', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] }, files: ['consumer.ts'] }),
-    );
-    writeFileSync(
-      path.join(dir, 'consumer.ts'),
-      `import { createPaymentClient, type CheckoutSessionCreated } from '@payment-service/client';
+  ])(
+    'type-checks a strict TypeScript consumer (%s, skipLibCheck off)',
+    async (name, resolution) => {
+      const dir = path.join(scratch, `typescript-${name}`);
+      cpSync(client.dir, dir, { recursive: true });
+      await ok('npm', ['install', '--prefer-offline', '--no-save', `@types/node@${readTypesNodeVersion()}`], dir);
+      writeFileSync(
+        path.join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            ...resolution,
+            target: 'es2022',
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+            types: ['node'],
+          },
+          files: ['consumer.ts'],
+        }),
+      );
+      writeFileSync(
+        path.join(dir, 'consumer.ts'),
+        `import { createPaymentClient, type CheckoutSessionCreated } from '@payment-service/client';
 import { verifyWebhook } from '@payment-service/client/webhooks';
 import type { components } from '@payment-service/contract';
 
@@ -201,28 +271,43 @@ export function wrongMethod() {
 export const status: components['schemas']['CheckoutSession']['status'] = 'some_future_status';
 export const verify = (body: Buffer, header: string) => verifyWebhook(body, header, 'whsec_x');
 `,
-    );
-    const checked = await run(process.execPath, [tsc, '-p', dir], dir);
-    console.log(`tsc (${name}): exit ${checked.code}${checked.stdout.trim() ? `\n${checked.stdout}` : ', no errors'}`);
-    expect(checked.stdout).toBe('');
-    expect(checked.code).toBe(0);
-  }, 120_000);
+      );
+      const checked = await run(process.execPath, [tsc, '-p', dir], dir);
+      console.log(
+        `tsc (${name}): exit ${checked.code}${checked.stdout.trim() ? `\n${checked.stdout}` : ', no errors'}`,
+      );
+      expect(checked.stdout).toBe('');
+      expect(checked.code).toBe(0);
+    },
+    120_000,
+  );
 });
 
 function readTypesNodeVersion(): string {
-  return (JSON.parse(readFileSync(path.join(repoRoot, 'node_modules/@types/node/package.json'), 'utf8')) as { version: string }).version;
+  return (
+    JSON.parse(readFileSync(path.join(repoRoot, 'node_modules/@types/node/package.json'), 'utf8')) as {
+      version: string;
+    }
+  ).version;
 }
 
 describe('the conformance suite and the server, each installed from its tarball', () => {
   it('the suite brings no server code, TypeScript loader or native module', () => {
     report('conformance install', suite.footprint);
     expect(nativeFiles(suite.footprint)).toEqual([]);
-    expect(suite.footprint.packages.filter((p) => p === '@payment-service/server' || SERVER_LIBRARIES.includes(p) || LOADERS.includes(p))).toEqual([]);
+    expect(
+      suite.footprint.packages.filter(
+        (p) => p === '@payment-service/server' || SERVER_LIBRARIES.includes(p) || LOADERS.includes(p),
+      ),
+    ).toEqual([]);
   });
 
   it('the installed payment-conformance lists every check', async () => {
     const out = await ok(path.join(suite.dir, 'node_modules/.bin/payment-conformance'), ['list'], suite.dir);
-    const ids = out.split('\n').filter(Boolean).map((line) => line.split(/\s+/)[0]);
+    const ids = out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => line.split(/\s+/)[0]);
     console.log(`payment-conformance list: ${ids.length} checks (${ids[0]} … ${ids.at(-1)})`);
     expect(ids.length).toBeGreaterThanOrEqual(100);
     expect(ids.every((id) => /^[A-Z]+-\d{3}$/.test(id!))).toBe(true);
@@ -231,11 +316,15 @@ describe('the conformance suite and the server, each installed from its tarball'
   it('passes run against the payment-server started from its own installed tarball', async () => {
     const server = await serverInstall;
     report('server install', server.footprint);
-    const child = spawn(path.join(server.dir, 'node_modules/.bin/payment-server'), ['--port', '0', '--db', ':memory:', '--sandbox-token', 'sbx-packaging'], {
-      cwd: server.dir,
-      env: { ...userEnv, LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      path.join(server.dir, 'node_modules/.bin/payment-server'),
+      ['--port', '0', '--db', ':memory:', '--sandbox-token', 'sbx-packaging'],
+      {
+        cwd: server.dir,
+        env: { ...userEnv, LOG_LEVEL: 'warn' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     children.add(child);
     let printed = '';
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
@@ -259,7 +348,9 @@ describe('the conformance suite and the server, each installed from its tarball'
         suite.dir,
         { ...userEnv, NO_COLOR: '1' },
       );
-      const report = JSON.parse(readFileSync(path.join(out, 'conformance.json'), 'utf8')) as { summary: Record<string, number> };
+      const report = JSON.parse(readFileSync(path.join(out, 'conformance.json'), 'utf8')) as {
+        summary: Record<string, number>;
+      };
       console.log(`payment-conformance run: exit ${ran.code}, ${JSON.stringify(report.summary)}`);
       expect(ran.code, ran.stderr).toBe(0);
       expect(report.summary).toMatchObject({ failed: 0, skipped: 0 });

@@ -211,15 +211,16 @@ describe('webhook signature vectors: digests (node:crypto)', () => {
     },
   );
 
-  it.each(
-    invalidVectors.filter((v) => v.failure === 'signature_mismatch').map((v) => [v.name, v] as const),
-  )('%s: header v1 was produced from signingSecret/signedBody, not from secret/body', (_name, v) => {
-    expect(v.signingSecret !== undefined || v.signedBody !== undefined).toBe(true);
-    const signedBytes = v.signedBody !== undefined ? Buffer.from(v.signedBody, 'utf8') : rawBody(v);
-    const v1 = parseSignatureHeader(v.header).get('v1');
-    expect(v1).toBe(computeDigest(v.signingSecret ?? v.secret, v.timestamp, signedBytes));
-    expect(v1).not.toBe(v.expectedDigest);
-  });
+  it.each(invalidVectors.filter((v) => v.failure === 'signature_mismatch').map((v) => [v.name, v] as const))(
+    '%s: header v1 was produced from signingSecret/signedBody, not from secret/body',
+    (_name, v) => {
+      expect(v.signingSecret !== undefined || v.signedBody !== undefined).toBe(true);
+      const signedBytes = v.signedBody !== undefined ? Buffer.from(v.signedBody, 'utf8') : rawBody(v);
+      const v1 = parseSignatureHeader(v.header).get('v1');
+      expect(v1).toBe(computeDigest(v.signingSecret ?? v.secret, v.timestamp, signedBytes));
+      expect(v1).not.toBe(v.expectedDigest);
+    },
+  );
 
   it('reserialised-body carries the same JSON value as the bytes that were signed', () => {
     const v = file.vectors.find((x) => x.name === 'reserialised-body');

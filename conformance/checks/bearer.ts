@@ -58,7 +58,12 @@ export const bearerChecks: Check[] = [
     title: 'A truncated token gives 401 invalid_token',
     async run(ctx) {
       const token = await ctx.token(await ctx.sharedOrganisation());
-      await expectBearerCode(ctx, `Bearer ${token.slice(0, Math.max(1, token.length - 6))}`, 'invalid_token', 'a truncated token');
+      await expectBearerCode(
+        ctx,
+        `Bearer ${token.slice(0, Math.max(1, token.length - 6))}`,
+        'invalid_token',
+        'a truncated token',
+      );
     },
   },
   {
@@ -138,7 +143,11 @@ export const bearerChecks: Check[] = [
       const again = await ctx.tokenRequest(key);
       ctx.expectStatus(again, 401, 'a new token for the deleted key pair');
       // The token endpoint answers failures with { error: <message string> }, not the envelope.
-      ctx.expect(typeof again.json?.error === 'string', 'a new token for the deleted key pair: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).', again);
+      ctx.expect(
+        typeof again.json?.error === 'string',
+        'a new token for the deleted key pair: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).',
+        again,
+      );
     },
   },
 ];

@@ -11,7 +11,13 @@ import type { Check } from '../types.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (configuration)';
 
-async function expectConfigCode(ctx: CheckContext, settings: Partial<OrgSettings>, patch: Record<string, unknown>, codes: string | string[], what: string) {
+async function expectConfigCode(
+  ctx: CheckContext,
+  settings: Partial<OrgSettings>,
+  patch: Record<string, unknown>,
+  codes: string | string[],
+  what: string,
+) {
   const org = await ctx.organisation(settings);
   const exchange = await ctx.createSession(org, sessionBody(patch));
   ctx.expectError(exchange, 400, codes, what);
@@ -26,8 +32,20 @@ export const configurationChecks: Check[] = [
     title: 'card or both on an organisation without card payments gives 400 card_not_enabled',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { cardEnabled: false }, { checkoutMethod: 'card' }, 'card_not_enabled', 'checkoutMethod card, card not configured');
-      await expectConfigCode(ctx, { cardEnabled: false }, { checkoutMethod: 'both' }, 'card_not_enabled', 'checkoutMethod both, card not configured (open banking approved)');
+      await expectConfigCode(
+        ctx,
+        { cardEnabled: false },
+        { checkoutMethod: 'card' },
+        'card_not_enabled',
+        'checkoutMethod card, card not configured',
+      );
+      await expectConfigCode(
+        ctx,
+        { cardEnabled: false },
+        { checkoutMethod: 'both' },
+        'card_not_enabled',
+        'checkoutMethod both, card not configured (open banking approved)',
+      );
     },
   },
   {
@@ -38,8 +56,20 @@ export const configurationChecks: Check[] = [
     title: 'open_banking or both without an approved open-banking application gives 400 open_banking_not_enabled',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { openBankingApproved: false }, { checkoutMethod: 'open_banking' }, 'open_banking_not_enabled', 'checkoutMethod open_banking, not approved');
-      await expectConfigCode(ctx, { openBankingApproved: false }, { checkoutMethod: 'both' }, 'open_banking_not_enabled', 'checkoutMethod both, open banking not approved (card enabled)');
+      await expectConfigCode(
+        ctx,
+        { openBankingApproved: false },
+        { checkoutMethod: 'open_banking' },
+        'open_banking_not_enabled',
+        'checkoutMethod open_banking, not approved',
+      );
+      await expectConfigCode(
+        ctx,
+        { openBankingApproved: false },
+        { checkoutMethod: 'both' },
+        'open_banking_not_enabled',
+        'checkoutMethod both, open banking not approved (card enabled)',
+      );
     },
   },
   {
@@ -50,7 +80,13 @@ export const configurationChecks: Check[] = [
     title: 'a bank rail without a settlement account gives 400 settlement_account_missing',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { settlementAccount: false }, { checkoutMethod: 'open_banking' }, 'settlement_account_missing', 'checkoutMethod open_banking, no settlement account');
+      await expectConfigCode(
+        ctx,
+        { settlementAccount: false },
+        { checkoutMethod: 'open_banking' },
+        'settlement_account_missing',
+        'checkoutMethod open_banking, no settlement account',
+      );
     },
   },
   {
@@ -61,7 +97,13 @@ export const configurationChecks: Check[] = [
     title: 'open_banking on an AUD organisation gives 400 open_banking_currency_unsupported',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { settlementCurrency: 'AUD' }, { checkoutMethod: 'open_banking' }, 'open_banking_currency_unsupported', 'checkoutMethod open_banking, AUD organisation');
+      await expectConfigCode(
+        ctx,
+        { settlementCurrency: 'AUD' },
+        { checkoutMethod: 'open_banking' },
+        'open_banking_currency_unsupported',
+        'checkoutMethod open_banking, AUD organisation',
+      );
     },
   },
   {
@@ -73,9 +115,27 @@ export const configurationChecks: Check[] = [
     needs: ['sandbox'],
     async run(ctx) {
       const aud = { settlementCurrency: 'AUD' as const };
-      await expectConfigCode(ctx, { ...aud, openBankingApproved: false }, { checkoutMethod: 'open_banking' }, 'open_banking_currency_unsupported', 'AUD organisation, open banking not approved');
-      await expectConfigCode(ctx, { ...aud, settlementAccount: false }, { checkoutMethod: 'open_banking' }, 'open_banking_currency_unsupported', 'AUD organisation, no settlement account');
-      await expectConfigCode(ctx, { ...aud, openBankingApproved: false, settlementAccount: false }, { checkoutMethod: 'open_banking' }, 'open_banking_currency_unsupported', 'AUD organisation, neither');
+      await expectConfigCode(
+        ctx,
+        { ...aud, openBankingApproved: false },
+        { checkoutMethod: 'open_banking' },
+        'open_banking_currency_unsupported',
+        'AUD organisation, open banking not approved',
+      );
+      await expectConfigCode(
+        ctx,
+        { ...aud, settlementAccount: false },
+        { checkoutMethod: 'open_banking' },
+        'open_banking_currency_unsupported',
+        'AUD organisation, no settlement account',
+      );
+      await expectConfigCode(
+        ctx,
+        { ...aud, openBankingApproved: false, settlementAccount: false },
+        { checkoutMethod: 'open_banking' },
+        'open_banking_currency_unsupported',
+        'AUD organisation, neither',
+      );
     },
   },
   {
@@ -86,8 +146,20 @@ export const configurationChecks: Check[] = [
     title: 'amount.currency other than the settlement currency gives 400 currency_mismatch',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, {}, { amount: { currency: 'AUD' } }, 'currency_mismatch', 'AUD on an NZD organisation');
-      await expectConfigCode(ctx, { settlementCurrency: 'AUD' }, { checkoutMethod: 'card', amount: { currency: 'NZD' } }, 'currency_mismatch', 'NZD on an AUD organisation');
+      await expectConfigCode(
+        ctx,
+        {},
+        { amount: { currency: 'AUD' } },
+        'currency_mismatch',
+        'AUD on an NZD organisation',
+      );
+      await expectConfigCode(
+        ctx,
+        { settlementCurrency: 'AUD' },
+        { checkoutMethod: 'card', amount: { currency: 'NZD' } },
+        'currency_mismatch',
+        'NZD on an AUD organisation',
+      );
     },
   },
   {
@@ -101,7 +173,11 @@ export const configurationChecks: Check[] = [
       const org = await ctx.organisation({ settlementCurrency: 'AUD' });
       const exchange = await ctx.createSession(org, sessionBody({ checkoutMethod: 'card' }));
       ctx.expectStatus(exchange, 200, 'a card session on an AUD organisation without amount.currency');
-      ctx.expect(exchange.json?.amount?.currency === 'AUD', `amount.currency must be filled in as AUD; received ${JSON.stringify(exchange.json?.amount?.currency)}.`, exchange);
+      ctx.expect(
+        exchange.json?.amount?.currency === 'AUD',
+        `amount.currency must be filled in as AUD; received ${JSON.stringify(exchange.json?.amount?.currency)}.`,
+        exchange,
+      );
     },
   },
   {
@@ -112,8 +188,20 @@ export const configurationChecks: Check[] = [
     title: 'where several configuration codes apply and no order is stated, one of them is answered',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { openBankingApproved: false, settlementAccount: false }, { checkoutMethod: 'open_banking' }, ['open_banking_not_enabled', 'settlement_account_missing'], 'NZD organisation, open banking not approved and no settlement account');
-      await expectConfigCode(ctx, { cardEnabled: false, openBankingApproved: false }, { checkoutMethod: 'both' }, ['card_not_enabled', 'open_banking_not_enabled'], 'both, neither rail configured');
+      await expectConfigCode(
+        ctx,
+        { openBankingApproved: false, settlementAccount: false },
+        { checkoutMethod: 'open_banking' },
+        ['open_banking_not_enabled', 'settlement_account_missing'],
+        'NZD organisation, open banking not approved and no settlement account',
+      );
+      await expectConfigCode(
+        ctx,
+        { cardEnabled: false, openBankingApproved: false },
+        { checkoutMethod: 'both' },
+        ['card_not_enabled', 'open_banking_not_enabled'],
+        'both, neither rail configured',
+      );
     },
   },
   {
@@ -124,7 +212,13 @@ export const configurationChecks: Check[] = [
     title: 'an invalid body on a misconfigured organisation gives validation_failed (validation before configuration)',
     needs: ['sandbox'],
     async run(ctx) {
-      await expectConfigCode(ctx, { cardEnabled: false }, { checkoutMethod: 'card', amount: { total: 0 } }, 'validation_failed', 'total 0, card not configured');
+      await expectConfigCode(
+        ctx,
+        { cardEnabled: false },
+        { checkoutMethod: 'card', amount: { total: 0 } },
+        'validation_failed',
+        'total 0, card not configured',
+      );
     },
   },
 ];

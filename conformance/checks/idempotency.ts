@@ -10,7 +10,17 @@ import type { Check } from '../types.ts';
 const section = 'Endpoints: POST /api/checkout-sessions (idempotency)';
 const HOUR = 3600;
 /** Resources: Checkout session (create response). */
-const DOCUMENTED_CREATE_FIELDS = ['id', 'status', 'url', 'code', 'amount', 'checkoutMethod', 'reference', 'testMode', 'expiresAt'];
+const DOCUMENTED_CREATE_FIELDS = [
+  'id',
+  'status',
+  'url',
+  'code',
+  'amount',
+  'checkoutMethod',
+  'reference',
+  'testMode',
+  'expiresAt',
+];
 
 export const idempotencyChecks: Check[] = [
   {
@@ -27,10 +37,18 @@ export const idempotencyChecks: Check[] = [
       ctx.expectStatus(first, 200, 'the first create');
       const second = await ctx.createSession(org, body, { idempotencyKey: key });
       ctx.expectStatus(second, 200, 'the repeated create with the same key and body');
-      ctx.expect(second.json?.id === first.json?.id, `The repeat must replay the original session ${first.json?.id}; it answered ${second.json?.id}.`, second);
+      ctx.expect(
+        second.json?.id === first.json?.id,
+        `The repeat must replay the original session ${first.json?.id}; it answered ${second.json?.id}.`,
+        second,
+      );
       // The documented fields of the result are replayed; extra fields may differ.
       const changed = DOCUMENTED_CREATE_FIELDS.filter((f) => !isDeepStrictEqual(second.json?.[f], first.json?.[f]));
-      ctx.expect(changed.length === 0, `The replayed result differs from the original in ${changed.join(', ')}.`, second);
+      ctx.expect(
+        changed.length === 0,
+        `The replayed result differs from the original in ${changed.join(', ')}.`,
+        second,
+      );
     },
   },
   {
@@ -67,7 +85,11 @@ export const idempotencyChecks: Check[] = [
         headers: { 'content-type': 'application/json', 'idempotency-key': key },
       });
       ctx.expectStatus(second, 200, 'the same value reordered and re-spaced');
-      ctx.expect(second.json?.id === first.json?.id, `Expected a replay of ${first.json?.id}; received ${second.json?.id}.`, second);
+      ctx.expect(
+        second.json?.id === first.json?.id,
+        `Expected a replay of ${first.json?.id}; received ${second.json?.id}.`,
+        second,
+      );
     },
   },
   {
@@ -86,7 +108,11 @@ export const idempotencyChecks: Check[] = [
       await ctx.advanceClock(org, 23 * HOUR + 50 * 60);
       const second = await ctx.createSession(org, body, { idempotencyKey: key });
       ctx.expectStatus(second, 200, 'the repeat 23 h 50 min later');
-      ctx.expect(second.json?.id === first.json?.id, `Expected the original session ${first.json?.id} 23 h 50 min later; received ${second.json?.id}.`, second);
+      ctx.expect(
+        second.json?.id === first.json?.id,
+        `Expected the original session ${first.json?.id} 23 h 50 min later; received ${second.json?.id}.`,
+        second,
+      );
       const mismatch = await ctx.createSession(org, sessionBody({ amount: { total: 99 } }), { idempotencyKey: key });
       ctx.expectError(mismatch, 400, 'idempotency_error', 'a different body under the same key 23 h 50 min later');
     },
@@ -120,10 +146,16 @@ export const idempotencyChecks: Check[] = [
       const token = await ctx.token(org);
       const key = ctx.newKey();
       const body = sessionBody({ foreignTransactionId: key });
-      const answers = await Promise.all(Array.from({ length: 12 }, () => ctx.createSession(org, body, { idempotencyKey: key, token })));
+      const answers = await Promise.all(
+        Array.from({ length: 12 }, () => ctx.createSession(org, body, { idempotencyKey: key, token })),
+      );
       for (const answer of answers) ctx.expectStatus(answer, 200, 'one of 12 concurrent creates with the same key');
       const ids = new Set(answers.map((a) => a.json?.id));
-      ctx.expect(ids.size === 1, `12 concurrent creates with one key made ${ids.size} sessions: ${[...ids].join(', ')}.`, answers.at(-1));
+      ctx.expect(
+        ids.size === 1,
+        `12 concurrent creates with one key made ${ids.size} sessions: ${[...ids].join(', ')}.`,
+        answers.at(-1),
+      );
     },
   },
   {
@@ -131,7 +163,8 @@ export const idempotencyChecks: Check[] = [
     level: 'must',
     rule: 'Idempotency rules 1 (retry after 500)',
     section,
-    title: 'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
+    title:
+      'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.organisation();
@@ -147,10 +180,18 @@ export const idempotencyChecks: Check[] = [
       ctx.expectStatus(retry, 200, 'the retry with the same key after a 500');
       const again = await ctx.createSession(org, body, { idempotencyKey: key });
       ctx.expectStatus(again, 200, 'a second retry');
-      ctx.expect(again.json?.id === retry.json?.id, `The retries answered two different sessions (${retry.json?.id}, ${again.json?.id}).`, again);
+      ctx.expect(
+        again.json?.id === retry.json?.id,
+        `The retries answered two different sessions (${retry.json?.id}, ${again.json?.id}).`,
+        again,
+      );
       const read = await ctx.readSession(org, retry.json.id);
       ctx.expectStatus(read, 200, 'reading the session the retry answered');
-      ctx.expect(read.json?.foreignTransactionId === key, 'The session the retry answered is not the one that was requested.', read);
+      ctx.expect(
+        read.json?.foreignTransactionId === key,
+        'The session the retry answered is not the one that was requested.',
+        read,
+      );
       const createdAt = Date.parse(read.json?.createdAt);
       const advancedTo = Date.parse(now ?? '');
       if (Number.isFinite(advancedTo)) {
@@ -177,7 +218,11 @@ export const idempotencyChecks: Check[] = [
       ctx.expectStatus(first, 200, 'the first organisation’s create');
       const second = await ctx.createSession(b, sessionBody({ amount: { total: 12 } }), { idempotencyKey: key });
       ctx.expectStatus(second, 200, 'the other organisation’s create with the same key');
-      ctx.expect(second.json?.id !== first.json?.id, 'The other organisation was answered with the first organisation’s session.', second);
+      ctx.expect(
+        second.json?.id !== first.json?.id,
+        'The other organisation was answered with the first organisation’s session.',
+        second,
+      );
     },
   },
 ];

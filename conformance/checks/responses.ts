@@ -10,7 +10,11 @@ import { CheckFailure, CheckSkipped, type Check } from '../types.ts';
 
 const section = 'Responses and errors';
 
-function problemsOf(ctx: CheckContext, kind: ContractProblem['kind'] | 'any', level: ContractProblem['level']): ContractProblem[] {
+function problemsOf(
+  ctx: CheckContext,
+  kind: ContractProblem['kind'] | 'any',
+  level: ContractProblem['level'],
+): ContractProblem[] {
   const seen = ctx.run.exchanges.filter((e) => new URL(e.request.url).pathname.includes('/api/'));
   if (seen.length === 0) throw new CheckSkipped('no response of the public API was seen (run it with other checks)');
   return seen.flatMap(contractProblems).filter((p) => (kind === 'any' || p.kind === kind) && p.level === level);
@@ -19,11 +23,23 @@ function problemsOf(ctx: CheckContext, kind: ContractProblem['kind'] | 'any', le
 function report(problems: ContractProblem[], total: number): void {
   if (problems.length === 0) return;
   const first = problems[0]!;
-  const more = problems.length > 1 ? ` (and ${problems.length - 1} more, first seen by ${[...new Set(problems.map((p) => p.exchange.checkId))].slice(0, 8).join(', ')})` : ` (seen by ${first.exchange.checkId})`;
-  throw new CheckFailure(`${problems.length} of ${total} responses: ${first.message}${more}.`, evidenceOf(first.exchange));
+  const more =
+    problems.length > 1
+      ? ` (and ${problems.length - 1} more, first seen by ${[...new Set(problems.map((p) => p.exchange.checkId))].slice(0, 8).join(', ')})`
+      : ` (seen by ${first.exchange.checkId})`;
+  throw new CheckFailure(
+    `${problems.length} of ${total} responses: ${first.message}${more}.`,
+    evidenceOf(first.exchange),
+  );
 }
 
-function responseCheck(id: string, kind: ContractProblem['kind'] | 'any', level: ContractProblem['level'], rule: string, title: string): Check {
+function responseCheck(
+  id: string,
+  kind: ContractProblem['kind'] | 'any',
+  level: ContractProblem['level'],
+  rule: string,
+  title: string,
+): Check {
   return {
     id,
     level,
@@ -38,10 +54,34 @@ function responseCheck(id: string, kind: ContractProblem['kind'] | 'any', level:
 }
 
 export const responseChecks: Check[] = [
-  responseCheck('RESP-001', 'status', 'must', 'General conventions: Success status; Errors: HTTP statuses', 'every response has a status documented for its operation (200 on success, creates included)'),
-  responseCheck('RESP-002', 'content-type', 'must', 'General conventions: Response body', 'every response body is application/json'),
-  responseCheck('RESP-003', 'schema', 'must', 'Resources and their fields; Errors: Envelope', 'every response body matches its documented schema (fields, types, envelope)'),
-  responseCheck('RESP-004', 'any', 'assumption', 'Resources (modelled where the document is silent)', 'responses match what is our modelling (x-assumption): statuses, content type and body of modelled operations (payment links, legacy transactions), and modelled parts of the other schemas'),
+  responseCheck(
+    'RESP-001',
+    'status',
+    'must',
+    'General conventions: Success status; Errors: HTTP statuses',
+    'every response has a status documented for its operation (200 on success, creates included)',
+  ),
+  responseCheck(
+    'RESP-002',
+    'content-type',
+    'must',
+    'General conventions: Response body',
+    'every response body is application/json',
+  ),
+  responseCheck(
+    'RESP-003',
+    'schema',
+    'must',
+    'Resources and their fields; Errors: Envelope',
+    'every response body matches its documented schema (fields, types, envelope)',
+  ),
+  responseCheck(
+    'RESP-004',
+    'any',
+    'assumption',
+    'Resources (modelled where the document is silent)',
+    'responses match what is our modelling (x-assumption): statuses, content type and body of modelled operations (payment links, legacy transactions), and modelled parts of the other schemas',
+  ),
   {
     id: 'RESP-005',
     level: 'must',
@@ -50,7 +90,9 @@ export const responseChecks: Check[] = [
     title: 'every error.doc_url is {docs_url}/errors/#<code>, with one {docs_url} for the whole service',
     phase: 'after',
     async run(ctx) {
-      const errors = ctx.run.exchanges.filter((e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string');
+      const errors = ctx.run.exchanges.filter(
+        (e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string',
+      );
       if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
       const bases = new Map<string, string>();
       for (const e of errors) {
@@ -62,10 +104,17 @@ export const responseChecks: Check[] = [
         } catch {
           absolute = false;
         }
-        if (typeof url !== 'string' || !absolute || !url.endsWith(suffix)) throw new CheckFailure(`error.doc_url for ${code} is ${JSON.stringify(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`, evidenceOf(e));
+        if (typeof url !== 'string' || !absolute || !url.endsWith(suffix))
+          throw new CheckFailure(
+            `error.doc_url for ${code} is ${JSON.stringify(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`,
+            evidenceOf(e),
+          );
         bases.set(url.slice(0, -suffix.length), e.checkId);
       }
-      if (bases.size > 1) throw new CheckFailure(`error.doc_url uses ${bases.size} different {docs_url} bases: ${[...bases.keys()].join(', ')}.`);
+      if (bases.size > 1)
+        throw new CheckFailure(
+          `error.doc_url uses ${bases.size} different {docs_url} bases: ${[...bases.keys()].join(', ')}.`,
+        );
     },
   },
   {
@@ -76,10 +125,16 @@ export const responseChecks: Check[] = [
     title: 'details appears only on validation_failed',
     phase: 'after',
     async run(ctx) {
-      const errors = ctx.run.exchanges.filter((e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string');
+      const errors = ctx.run.exchanges.filter(
+        (e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string',
+      );
       if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
       const wrong = errors.find((e) => e.json.error.code !== 'validation_failed' && 'details' in e.json.error);
-      if (wrong) throw new CheckFailure(`error.details appears on ${wrong.json.error.code}; it is only on validation_failed (seen by ${wrong.checkId}).`, evidenceOf(wrong));
+      if (wrong)
+        throw new CheckFailure(
+          `error.details appears on ${wrong.json.error.code}; it is only on validation_failed (seen by ${wrong.checkId}).`,
+          evidenceOf(wrong),
+        );
     },
   },
   {
@@ -91,10 +146,16 @@ export const responseChecks: Check[] = [
     phase: 'after',
     async run(ctx) {
       const deliveries = ctx.run.receiver.all().filter((d) => d.body !== undefined || d.raw.length > 0);
-      if (deliveries.length === 0) throw new CheckSkipped('no webhook delivery was received (run it with the webhook checks)');
+      if (deliveries.length === 0)
+        throw new CheckSkipped('no webhook delivery was received (run it with the webhook checks)');
       for (const d of deliveries) {
         const problem = webhookBodyProblems(d.body, d.path.includes('/legacy-'));
-        if (problem) throw new CheckFailure(`The delivery to ${d.path} does not match the documented payload: ${problem}.`, { request: `${d.method} ${d.path}\n\n${d.raw.toString('utf8')}`, response: '(the suite’s receiver)', curl: '' });
+        if (problem)
+          throw new CheckFailure(`The delivery to ${d.path} does not match the documented payload: ${problem}.`, {
+            request: `${d.method} ${d.path}\n\n${d.raw.toString('utf8')}`,
+            response: '(the suite’s receiver)',
+            curl: '',
+          });
       }
     },
   },

@@ -13,7 +13,11 @@ const section = 'Endpoints: POST /api/token';
 /** The token endpoint's failure body: a plain string `error` (Errors: Envelope, exception). */
 function expectPlainError(ctx: CheckContext, exchange: Exchange, status: number, what: string) {
   ctx.expectStatus(exchange, status, what);
-  ctx.expect(typeof exchange.json?.error === 'string', `${what}: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).`, exchange);
+  ctx.expect(
+    typeof exchange.json?.error === 'string',
+    `${what}: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).`,
+    exchange,
+  );
 }
 
 export const tokenChecks: Check[] = [
@@ -28,12 +32,28 @@ export const tokenChecks: Check[] = [
       const exchange = await ctx.tokenRequest(org.keys.test);
       ctx.expectStatus(exchange, 200, 'a valid form-encoded key pair');
       const body = exchange.json ?? {};
-      ctx.expect(typeof body.accessToken === 'string' && body.accessToken.length > 0, 'accessToken must be a non-empty string.', exchange);
-      ctx.expect(body.tokenType === 'Bearer', `tokenType must be "Bearer", received ${JSON.stringify(body.tokenType)}.`, exchange);
-      ctx.expect(typeof body.expiresIn === 'string' && body.expiresIn.length > 0, `expiresIn must be duration text (a string), received ${JSON.stringify(body.expiresIn)}.`, exchange);
+      ctx.expect(
+        typeof body.accessToken === 'string' && body.accessToken.length > 0,
+        'accessToken must be a non-empty string.',
+        exchange,
+      );
+      ctx.expect(
+        body.tokenType === 'Bearer',
+        `tokenType must be "Bearer", received ${JSON.stringify(body.tokenType)}.`,
+        exchange,
+      );
+      ctx.expect(
+        typeof body.expiresIn === 'string' && body.expiresIn.length > 0,
+        `expiresIn must be duration text (a string), received ${JSON.stringify(body.expiresIn)}.`,
+        exchange,
+      );
       // The token is accepted: an unknown session is then 404, not 401.
       const read = await ctx.api('GET', '/api/checkout-sessions/cs_conformance_unknown', { token: body.accessToken });
-      ctx.expect(read.status !== 401, 'The issued token was refused with 401 on GET /api/checkout-sessions/{id}.', read);
+      ctx.expect(
+        read.status !== 401,
+        'The issued token was refused with 401 on GET /api/checkout-sessions/{id}.',
+        read,
+      );
     },
   },
   {
@@ -44,7 +64,9 @@ export const tokenChecks: Check[] = [
     title: 'A JSON body is refused with 400 even when the key pair is valid',
     async run(ctx) {
       const org = await ctx.sharedOrganisation();
-      const exchange = await ctx.api('POST', '/api/token', { json: { clientId: org.keys.test.clientId, clientSecret: org.keys.test.clientSecret } });
+      const exchange = await ctx.api('POST', '/api/token', {
+        json: { clientId: org.keys.test.clientId, clientSecret: org.keys.test.clientSecret },
+      });
       expectPlainError(ctx, exchange, 400, 'a JSON body on POST /api/token');
     },
   },
@@ -70,7 +92,10 @@ export const tokenChecks: Check[] = [
       const org = await ctx.sharedOrganisation();
       const exchange = await ctx.api('POST', '/api/token', { form: { clientId: org.keys.test.clientId } });
       expectPlainError(ctx, exchange, 400, 'a form without clientSecret');
-      const empty = await ctx.api('POST', '/api/token', { raw: '', headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+      const empty = await ctx.api('POST', '/api/token', {
+        raw: '',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      });
       expectPlainError(ctx, empty, 400, 'an empty form');
     },
   },
@@ -82,12 +107,24 @@ export const tokenChecks: Check[] = [
     title: 'An unknown client id and a wrong secret both get 401 with the identical answer',
     async run(ctx) {
       const org = await ctx.sharedOrganisation();
-      const unknown = await ctx.api('POST', '/api/token', { form: { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret } });
+      const unknown = await ctx.api('POST', '/api/token', {
+        form: { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret },
+      });
       expectPlainError(ctx, unknown, 401, 'an unknown clientId');
-      const wrong = await ctx.api('POST', '/api/token', { form: { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` } });
+      const wrong = await ctx.api('POST', '/api/token', {
+        form: { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` },
+      });
       expectPlainError(ctx, wrong, 401, 'a wrong clientSecret');
-      ctx.expect(isDeepStrictEqual(unknown.json, wrong.json), `The answers differ: unknown client id gave ${unknown.text}, wrong secret gave ${wrong.text}; the document requires the identical answer.`, wrong);
-      ctx.expect((unknown.headers['content-type'] ?? '') === (wrong.headers['content-type'] ?? ''), 'The two answers have different content types.', wrong);
+      ctx.expect(
+        isDeepStrictEqual(unknown.json, wrong.json),
+        `The answers differ: unknown client id gave ${unknown.text}, wrong secret gave ${wrong.text}; the document requires the identical answer.`,
+        wrong,
+      );
+      ctx.expect(
+        (unknown.headers['content-type'] ?? '') === (wrong.headers['content-type'] ?? ''),
+        'The two answers have different content types.',
+        wrong,
+      );
     },
   },
 ];

@@ -28,46 +28,274 @@ interface Case {
 const ref = (reference: string) => ({ creditorReference: { reference } });
 
 const cases: Case[] = [
-  { id: 'VAL-001', rule: 'Limits: amount.total', title: 'total 0 is refused (greater than 0)', patch: { amount: { total: 0 } }, fails: ['amount.total'] },
+  {
+    id: 'VAL-001',
+    rule: 'Limits: amount.total',
+    title: 'total 0 is refused (greater than 0)',
+    patch: { amount: { total: 0 } },
+    fails: ['amount.total'],
+  },
   { id: 'VAL-002', rule: 'Limits: amount.total', title: 'total 0.01 is accepted', patch: { amount: { total: 0.01 } } },
-  { id: 'VAL-003', rule: 'Limits: amount.total', title: 'total 19.99 is accepted (two decimals, checked exactly)', patch: { amount: { total: 19.99 } } },
-  { id: 'VAL-004', rule: 'Limits: amount.total', title: 'total 10000 is accepted (the maximum)', patch: { amount: { total: 10000 } } },
-  { id: 'VAL-005', rule: 'Limits: amount.total', title: 'total 10000.01 is refused (over the maximum)', patch: { amount: { total: 10000.01 } }, fails: ['amount.total'] },
-  { id: 'VAL-006', rule: 'Limits: amount.total', title: 'total 1.005 is refused (three decimals)', patch: { amount: { total: 1.005 } }, fails: ['amount.total'] },
-  { id: 'VAL-007', rule: 'General conventions: Amounts', title: 'total as a string ("25.00") is refused (a JSON number is required)', patch: { amount: { total: '25.00' } }, fails: ['amount.total'] },
-  { id: 'VAL-008', rule: 'Limits: amount.total', title: 'a negative total is refused', patch: { amount: { total: -5 } }, fails: ['amount.total'] },
-  { id: 'VAL-009', rule: 'Limits: creditorReference.reference', title: 'a 12-character reference is accepted', patch: ref('ABCDEFGHIJ12') },
-  { id: 'VAL-010', rule: 'Limits: creditorReference.reference', title: 'a 13-character reference is refused', patch: ref('ABCDEFGHIJ123'), fails: ['creditorReference.reference'] },
-  { id: 'VAL-011', rule: 'Limits: creditorReference.reference', title: 'an empty reference is refused (1 to 12 chars)', patch: ref(''), fails: ['creditorReference.reference'] },
-  { id: 'VAL-012', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: "a reference using every allowed character kind [0-9A-Za-z '.,@_-] is accepted", patch: ref("aZ9 '.,@_-") },
-  { id: 'VAL-013', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: 'a reference with a forbidden character (#) is refused', patch: ref('INV#1001'), fails: ['creditorReference.reference'] },
-  { id: 'VAL-014', rule: 'POST /api/checkout-sessions: creditorReference.reference', title: 'a reference with a non-ASCII letter is refused', patch: ref('INVé1001'), fails: ['creditorReference.reference'] },
-  { id: 'VAL-015', rule: 'Limits: creditorReference.particulars', title: 'particulars of 12 allowed characters are accepted', patch: { creditorReference: { particulars: 'Order 1001-A' } } },
-  { id: 'VAL-016', rule: 'Limits: creditorReference.particulars', title: 'particulars of 13 characters are refused', patch: { creditorReference: { particulars: 'Order 1001-AB' } }, fails: ['creditorReference.particulars'] },
-  { id: 'VAL-017', rule: 'POST /api/checkout-sessions: creditorReference.particulars', title: 'particulars with a forbidden character (_) are refused', patch: { creditorReference: { particulars: 'Order_1001' } }, fails: ['creditorReference.particulars'] },
-  { id: 'VAL-018', rule: 'Limits: creditorReference.code', title: 'a code of 12 allowed characters is accepted and returned', patch: { creditorReference: { code: 'SHOP-12 abcd' } } },
-  { id: 'VAL-019', rule: 'Limits: creditorReference.code', title: 'a code of 13 characters is refused', patch: { creditorReference: { code: 'SHOP-12 abcde' } }, fails: ['creditorReference.code'] },
-  { id: 'VAL-020', rule: 'POST /api/checkout-sessions: creditorReference.code', title: 'a code with a forbidden character (.) is refused', patch: { creditorReference: { code: 'SHOP.1' } }, fails: ['creditorReference.code'] },
-  { id: 'VAL-021', rule: 'Limits: description', title: 'a 255-character description is accepted', patch: { description: 'd'.repeat(255) } },
-  { id: 'VAL-022', rule: 'Limits: description', title: 'a 256-character description is refused', patch: { description: 'd'.repeat(256) }, fails: ['description'] },
-  { id: 'VAL-023', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a relative redirectUrl is refused (valid absolute URL)', patch: { redirectUrl: '/checkout/done' }, fails: ['redirectUrl'] },
-  { id: 'VAL-024', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a redirectUrl that is not a URL is refused', patch: { redirectUrl: 'not a url' }, fails: ['redirectUrl'] },
-  { id: 'VAL-025', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a missing redirectUrl is refused', patch: { redirectUrl: undefined }, fails: ['redirectUrl'] },
-  { id: 'VAL-026', rule: 'POST /api/checkout-sessions: type', title: 'type other than single is refused', patch: { type: 'multiple' }, fails: ['type'] },
-  { id: 'VAL-027', rule: 'POST /api/checkout-sessions: type', title: 'a missing type is refused', patch: { type: undefined }, fails: ['type'] },
-  { id: 'VAL-028', rule: 'POST /api/checkout-sessions: checkoutMethod', title: 'an unknown checkoutMethod is refused', patch: { checkoutMethod: 'paypal' }, fails: ['checkoutMethod'] },
-  { id: 'VAL-029', rule: 'POST /api/checkout-sessions: checkoutMethod', title: 'each of open_banking, card and both is accepted', patch: {} },
-  { id: 'VAL-030', rule: 'POST /api/checkout-sessions: amount.currency', title: 'a currency other than NZD or AUD is refused', patch: { amount: { currency: 'USD' } }, fails: ['amount.currency'], orCodes: ['currency_mismatch'] },
-  { id: 'VAL-031', rule: 'POST /api/checkout-sessions: webhookUrl', title: 'a plain http:// webhookUrl to a public host is refused (HTTPS)', patch: { webhookUrl: 'http://shop.example.com/hooks' }, fails: ['webhookUrl'] },
-  { id: 'VAL-032', rule: 'Errors: Codes validation_failed', title: 'details list every failing field at once, and param is null when several fail', patch: { amount: { total: 10000.01 }, creditorReference: { reference: 'ABCDEFGHIJ123' }, redirectUrl: 'not a url' }, fails: ['amount.total', 'creditorReference.reference', 'redirectUrl'] },
-  { id: 'VAL-033', rule: 'Errors: Codes validation_failed', title: 'a missing creditorReference.reference is refused and named', patch: { creditorReference: { reference: undefined, particulars: 'Order 1' } }, fails: ['creditorReference.reference'] },
-  { id: 'VAL-035', rule: 'Limits: creditorReference.reference', title: 'a 1-character reference is accepted (1 to 12 chars)', patch: ref('A') },
-  { id: 'VAL-036', rule: 'POST /api/checkout-sessions: amount (required)', title: 'a missing amount is refused and named in details', patch: { amount: undefined }, fails: ['amount'], orSubfields: true },
-  { id: 'VAL-037', rule: 'POST /api/checkout-sessions: creditorReference (required)', title: 'a missing creditorReference is refused and named in details', patch: { creditorReference: undefined }, fails: ['creditorReference'], orSubfields: true },
-  { id: 'VAL-038', rule: 'POST /api/checkout-sessions: checkoutMethod (required)', title: 'a missing checkoutMethod is refused and named in details', patch: { checkoutMethod: undefined }, fails: ['checkoutMethod'] },
-  { id: 'VAL-039', rule: 'Limits: amount.total', title: 'total 1.0000000001 is refused (ten decimals, however close to a whole cent)', patch: { amount: { total: 1.0000000001 } }, fails: ['amount.total'] },
-  { id: 'VAL-040', rule: 'POST /api/checkout-sessions: redirectUrl', title: 'a redirectUrl with an empty host (https://) is refused (not a valid absolute URL; RFC 9110 4.2.1)', patch: { redirectUrl: 'https://' }, fails: ['redirectUrl'] },
-  { id: 'VAL-041', rule: 'POST /api/checkout-sessions: webhookUrl', title: 'an https webhookUrl to a private address (10.0.0.1) is refused (publicly reachable), with a test key too', patch: { webhookUrl: 'https://10.0.0.1/hooks' }, fails: ['webhookUrl'] },
+  {
+    id: 'VAL-003',
+    rule: 'Limits: amount.total',
+    title: 'total 19.99 is accepted (two decimals, checked exactly)',
+    patch: { amount: { total: 19.99 } },
+  },
+  {
+    id: 'VAL-004',
+    rule: 'Limits: amount.total',
+    title: 'total 10000 is accepted (the maximum)',
+    patch: { amount: { total: 10000 } },
+  },
+  {
+    id: 'VAL-005',
+    rule: 'Limits: amount.total',
+    title: 'total 10000.01 is refused (over the maximum)',
+    patch: { amount: { total: 10000.01 } },
+    fails: ['amount.total'],
+  },
+  {
+    id: 'VAL-006',
+    rule: 'Limits: amount.total',
+    title: 'total 1.005 is refused (three decimals)',
+    patch: { amount: { total: 1.005 } },
+    fails: ['amount.total'],
+  },
+  {
+    id: 'VAL-007',
+    rule: 'General conventions: Amounts',
+    title: 'total as a string ("25.00") is refused (a JSON number is required)',
+    patch: { amount: { total: '25.00' } },
+    fails: ['amount.total'],
+  },
+  {
+    id: 'VAL-008',
+    rule: 'Limits: amount.total',
+    title: 'a negative total is refused',
+    patch: { amount: { total: -5 } },
+    fails: ['amount.total'],
+  },
+  {
+    id: 'VAL-009',
+    rule: 'Limits: creditorReference.reference',
+    title: 'a 12-character reference is accepted',
+    patch: ref('ABCDEFGHIJ12'),
+  },
+  {
+    id: 'VAL-010',
+    rule: 'Limits: creditorReference.reference',
+    title: 'a 13-character reference is refused',
+    patch: ref('ABCDEFGHIJ123'),
+    fails: ['creditorReference.reference'],
+  },
+  {
+    id: 'VAL-011',
+    rule: 'Limits: creditorReference.reference',
+    title: 'an empty reference is refused (1 to 12 chars)',
+    patch: ref(''),
+    fails: ['creditorReference.reference'],
+  },
+  {
+    id: 'VAL-012',
+    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    title: "a reference using every allowed character kind [0-9A-Za-z '.,@_-] is accepted",
+    patch: ref("aZ9 '.,@_-"),
+  },
+  {
+    id: 'VAL-013',
+    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    title: 'a reference with a forbidden character (#) is refused',
+    patch: ref('INV#1001'),
+    fails: ['creditorReference.reference'],
+  },
+  {
+    id: 'VAL-014',
+    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    title: 'a reference with a non-ASCII letter is refused',
+    patch: ref('INVé1001'),
+    fails: ['creditorReference.reference'],
+  },
+  {
+    id: 'VAL-015',
+    rule: 'Limits: creditorReference.particulars',
+    title: 'particulars of 12 allowed characters are accepted',
+    patch: { creditorReference: { particulars: 'Order 1001-A' } },
+  },
+  {
+    id: 'VAL-016',
+    rule: 'Limits: creditorReference.particulars',
+    title: 'particulars of 13 characters are refused',
+    patch: { creditorReference: { particulars: 'Order 1001-AB' } },
+    fails: ['creditorReference.particulars'],
+  },
+  {
+    id: 'VAL-017',
+    rule: 'POST /api/checkout-sessions: creditorReference.particulars',
+    title: 'particulars with a forbidden character (_) are refused',
+    patch: { creditorReference: { particulars: 'Order_1001' } },
+    fails: ['creditorReference.particulars'],
+  },
+  {
+    id: 'VAL-018',
+    rule: 'Limits: creditorReference.code',
+    title: 'a code of 12 allowed characters is accepted and returned',
+    patch: { creditorReference: { code: 'SHOP-12 abcd' } },
+  },
+  {
+    id: 'VAL-019',
+    rule: 'Limits: creditorReference.code',
+    title: 'a code of 13 characters is refused',
+    patch: { creditorReference: { code: 'SHOP-12 abcde' } },
+    fails: ['creditorReference.code'],
+  },
+  {
+    id: 'VAL-020',
+    rule: 'POST /api/checkout-sessions: creditorReference.code',
+    title: 'a code with a forbidden character (.) is refused',
+    patch: { creditorReference: { code: 'SHOP.1' } },
+    fails: ['creditorReference.code'],
+  },
+  {
+    id: 'VAL-021',
+    rule: 'Limits: description',
+    title: 'a 255-character description is accepted',
+    patch: { description: 'd'.repeat(255) },
+  },
+  {
+    id: 'VAL-022',
+    rule: 'Limits: description',
+    title: 'a 256-character description is refused',
+    patch: { description: 'd'.repeat(256) },
+    fails: ['description'],
+  },
+  {
+    id: 'VAL-023',
+    rule: 'POST /api/checkout-sessions: redirectUrl',
+    title: 'a relative redirectUrl is refused (valid absolute URL)',
+    patch: { redirectUrl: '/checkout/done' },
+    fails: ['redirectUrl'],
+  },
+  {
+    id: 'VAL-024',
+    rule: 'POST /api/checkout-sessions: redirectUrl',
+    title: 'a redirectUrl that is not a URL is refused',
+    patch: { redirectUrl: 'not a url' },
+    fails: ['redirectUrl'],
+  },
+  {
+    id: 'VAL-025',
+    rule: 'POST /api/checkout-sessions: redirectUrl',
+    title: 'a missing redirectUrl is refused',
+    patch: { redirectUrl: undefined },
+    fails: ['redirectUrl'],
+  },
+  {
+    id: 'VAL-026',
+    rule: 'POST /api/checkout-sessions: type',
+    title: 'type other than single is refused',
+    patch: { type: 'multiple' },
+    fails: ['type'],
+  },
+  {
+    id: 'VAL-027',
+    rule: 'POST /api/checkout-sessions: type',
+    title: 'a missing type is refused',
+    patch: { type: undefined },
+    fails: ['type'],
+  },
+  {
+    id: 'VAL-028',
+    rule: 'POST /api/checkout-sessions: checkoutMethod',
+    title: 'an unknown checkoutMethod is refused',
+    patch: { checkoutMethod: 'paypal' },
+    fails: ['checkoutMethod'],
+  },
+  {
+    id: 'VAL-029',
+    rule: 'POST /api/checkout-sessions: checkoutMethod',
+    title: 'each of open_banking, card and both is accepted',
+    patch: {},
+  },
+  {
+    id: 'VAL-030',
+    rule: 'POST /api/checkout-sessions: amount.currency',
+    title: 'a currency other than NZD or AUD is refused',
+    patch: { amount: { currency: 'USD' } },
+    fails: ['amount.currency'],
+    orCodes: ['currency_mismatch'],
+  },
+  {
+    id: 'VAL-031',
+    rule: 'POST /api/checkout-sessions: webhookUrl',
+    title: 'a plain http:// webhookUrl to a public host is refused (HTTPS)',
+    patch: { webhookUrl: 'http://shop.example.com/hooks' },
+    fails: ['webhookUrl'],
+  },
+  {
+    id: 'VAL-032',
+    rule: 'Errors: Codes validation_failed',
+    title: 'details list every failing field at once, and param is null when several fail',
+    patch: { amount: { total: 10000.01 }, creditorReference: { reference: 'ABCDEFGHIJ123' }, redirectUrl: 'not a url' },
+    fails: ['amount.total', 'creditorReference.reference', 'redirectUrl'],
+  },
+  {
+    id: 'VAL-033',
+    rule: 'Errors: Codes validation_failed',
+    title: 'a missing creditorReference.reference is refused and named',
+    patch: { creditorReference: { reference: undefined, particulars: 'Order 1' } },
+    fails: ['creditorReference.reference'],
+  },
+  {
+    id: 'VAL-035',
+    rule: 'Limits: creditorReference.reference',
+    title: 'a 1-character reference is accepted (1 to 12 chars)',
+    patch: ref('A'),
+  },
+  {
+    id: 'VAL-036',
+    rule: 'POST /api/checkout-sessions: amount (required)',
+    title: 'a missing amount is refused and named in details',
+    patch: { amount: undefined },
+    fails: ['amount'],
+    orSubfields: true,
+  },
+  {
+    id: 'VAL-037',
+    rule: 'POST /api/checkout-sessions: creditorReference (required)',
+    title: 'a missing creditorReference is refused and named in details',
+    patch: { creditorReference: undefined },
+    fails: ['creditorReference'],
+    orSubfields: true,
+  },
+  {
+    id: 'VAL-038',
+    rule: 'POST /api/checkout-sessions: checkoutMethod (required)',
+    title: 'a missing checkoutMethod is refused and named in details',
+    patch: { checkoutMethod: undefined },
+    fails: ['checkoutMethod'],
+  },
+  {
+    id: 'VAL-039',
+    rule: 'Limits: amount.total',
+    title: 'total 1.0000000001 is refused (ten decimals, however close to a whole cent)',
+    patch: { amount: { total: 1.0000000001 } },
+    fails: ['amount.total'],
+  },
+  {
+    id: 'VAL-040',
+    rule: 'POST /api/checkout-sessions: redirectUrl',
+    title: 'a redirectUrl with an empty host (https://) is refused (not a valid absolute URL; RFC 9110 4.2.1)',
+    patch: { redirectUrl: 'https://' },
+    fails: ['redirectUrl'],
+  },
+  {
+    id: 'VAL-041',
+    rule: 'POST /api/checkout-sessions: webhookUrl',
+    title: 'an https webhookUrl to a private address (10.0.0.1) is refused (publicly reachable), with a test key too',
+    patch: { webhookUrl: 'https://10.0.0.1/hooks' },
+    fails: ['webhookUrl'],
+  },
 ];
 
 async function accepted(ctx: CheckContext, c: Case) {
@@ -79,10 +307,18 @@ async function accepted(ctx: CheckContext, c: Case) {
     ctx.expectStatus(exchange, 200, `${c.title.replace(/ is accepted.*$/, '')}`);
     const created = exchange.json;
     if (body.amount?.total !== undefined) {
-      ctx.expect(created?.amount?.total === body.amount.total, `The created session's amount.total is ${JSON.stringify(created?.amount?.total)}, sent ${body.amount.total}.`, exchange);
+      ctx.expect(
+        created?.amount?.total === body.amount.total,
+        `The created session's amount.total is ${JSON.stringify(created?.amount?.total)}, sent ${body.amount.total}.`,
+        exchange,
+      );
     }
     if (body.creditorReference?.code !== undefined) {
-      ctx.expect(created?.code === body.creditorReference.code, `The given creditorReference.code must be returned as code; received ${JSON.stringify(created?.code)}.`, exchange);
+      ctx.expect(
+        created?.code === body.creditorReference.code,
+        `The given creditorReference.code must be returned as code; received ${JSON.stringify(created?.code)}.`,
+        exchange,
+      );
     }
   }
 }
@@ -94,15 +330,28 @@ async function refused(ctx: CheckContext, c: Case) {
   const error = ctx.expectError(exchange, 400, codes, c.title.replace(/ (is|are) refused.*$/, ''));
   if (error.code !== 'validation_failed') return;
   const fields = c.fails!;
-  ctx.expect(Array.isArray(error.details), 'validation_failed must carry details: one entry per failing field.', exchange);
+  ctx.expect(
+    Array.isArray(error.details),
+    'validation_failed must carry details: one entry per failing field.',
+    exchange,
+  );
   const named = new Set<string>(error.details.map((d: any) => d?.field));
-  const namesIt = (f: string, field: unknown) => field === f || (Boolean(c.orSubfields) && typeof field === 'string' && field.startsWith(`${f}.`));
+  const namesIt = (f: string, field: unknown) =>
+    field === f || (Boolean(c.orSubfields) && typeof field === 'string' && field.startsWith(`${f}.`));
   const missing = fields.filter((f) => ![...named].some((field) => namesIt(f, field)));
-  ctx.expect(missing.length === 0, `details must name ${missing.join(', ')}; it names ${[...named].join(', ') || 'nothing'}.`, exchange);
+  ctx.expect(
+    missing.length === 0,
+    `details must name ${missing.join(', ')}; it names ${[...named].join(', ') || 'nothing'}.`,
+    exchange,
+  );
   for (const detail of error.details) {
     const constraints = detail?.constraints;
     ctx.expect(
-      constraints && typeof constraints === 'object' && !Array.isArray(constraints) && Object.keys(constraints).length > 0 && Object.values(constraints).every((m) => typeof m === 'string'),
+      constraints &&
+        typeof constraints === 'object' &&
+        !Array.isArray(constraints) &&
+        Object.keys(constraints).length > 0 &&
+        Object.values(constraints).every((m) => typeof m === 'string'),
       `details entry for ${detail?.field} must have constraints: an object mapping a constraint name to a message.`,
       exchange,
     );
@@ -110,7 +359,11 @@ async function refused(ctx: CheckContext, c: Case) {
   const expectedParam = fields.length === 1 ? fields[0] : null;
   ctx.expect('param' in error, 'error.param must always be present.', exchange);
   // A missing object named by its missing fields: param names the one entry, or is null for several.
-  const paramOk = c.orSubfields ? (error.details.length === 1 ? namesIt(fields[0]!, error.param) && named.has(error.param) : error.param === null || error.param === fields[0]) : error.param === expectedParam;
+  const paramOk = c.orSubfields
+    ? error.details.length === 1
+      ? namesIt(fields[0]!, error.param) && named.has(error.param)
+      : error.param === null || error.param === fields[0]
+    : error.param === expectedParam;
   ctx.expect(
     paramOk,
     fields.length === 1
@@ -145,6 +398,10 @@ validationChecks.push({
     } catch {
       absolute = false;
     }
-    ctx.expect(absolute && String(error.doc_url).endsWith('/errors/#validation_failed'), `doc_url must be {docs_url}/errors/#validation_failed; received ${JSON.stringify(error.doc_url)}.`, exchange);
+    ctx.expect(
+      absolute && String(error.doc_url).endsWith('/errors/#validation_failed'),
+      `doc_url must be {docs_url}/errors/#validation_failed; received ${JSON.stringify(error.doc_url)}.`,
+      exchange,
+    );
   },
 });

@@ -23,11 +23,21 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLOCK_STEPS = [60, 240, 3300, 82800];
 const HOLD_MS = 7000; // longer than the five seconds the service waits
 
-const answer = (...statuses: number[]): Behaviour => (n) => ({ status: statuses[Math.min(n, statuses.length) - 1]! });
+const answer =
+  (...statuses: number[]): Behaviour =>
+  (n) => ({ status: statuses[Math.min(n, statuses.length) - 1]! });
 
-async function paidSession(ctx: CheckContext, org: Org, options: { rail?: 'card' | 'open_banking'; hook?: Hook; patch?: Record<string, unknown> } = {}) {
+async function paidSession(
+  ctx: CheckContext,
+  org: Org,
+  options: { rail?: 'card' | 'open_banking'; hook?: Hook; patch?: Record<string, unknown> } = {},
+) {
   const rail = options.rail ?? 'card';
-  const session = await ctx.session(org, { checkoutMethod: rail, ...(options.hook ? { webhookUrl: options.hook.url } : {}), ...(options.patch ?? {}) });
+  const session = await ctx.session(org, {
+    checkoutMethod: rail,
+    ...(options.hook ? { webhookUrl: options.hook.url } : {}),
+    ...(options.patch ?? {}),
+  });
   const paid = await ctx.pay(session.id, rail, 'succeeded');
   return { session, paid };
 }
@@ -82,12 +92,20 @@ async function untilAttempt(ctx: CheckContext, org: Org, hook: Hook, count: numb
  * That nothing was delivered for a session: nothing at the suite's receiver after the
  * delivery wait, and nothing in the target's own delivery records (sandbox API).
  */
-async function expectNothingDelivered(ctx: CheckContext, hook: Hook | undefined, sessionId: string, what: string): Promise<void> {
+async function expectNothingDelivered(
+  ctx: CheckContext,
+  hook: Hook | undefined,
+  sessionId: string,
+  what: string,
+): Promise<void> {
   await ctx.settle();
   const got = hook ? ctx.received(hook) : [];
   if (got.length > 0) failWith(`${what}: a webhook arrived at the receiver.`, got[0]);
   const records = await ctx.deliveryRecords({ checkoutSessionId: sessionId });
-  if (records.length > 0) ctx.fail(`${what}: the target's delivery records list ${records.length} attempt${records.length === 1 ? '' : 's'} (to ${[...new Set(records.map((r) => String(r?.url)))].join(', ')}).`);
+  if (records.length > 0)
+    ctx.fail(
+      `${what}: the target's delivery records list ${records.length} attempt${records.length === 1 ? '' : 's'} (to ${[...new Set(records.map((r) => String(r?.url)))].join(', ')}).`,
+    );
 }
 
 /**
@@ -101,14 +119,26 @@ async function legacyDelivery(ctx: CheckContext, label: string): Promise<{ d: De
   const hook = ctx.hook(label);
   const created = await ctx.api('POST', '/api/transaction', {
     token: await ctx.token(org),
-    json: { amount: { total: 42 }, creditorReference: { reference: 'LEGACY-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: hook.url, foreignTransactionId: 'legacy-1' },
+    json: {
+      amount: { total: 42 },
+      creditorReference: { reference: 'LEGACY-1' },
+      redirectUrl: 'https://shop.example.com/paid',
+      checkoutMethod: 'card',
+      webhookUrl: hook.url,
+      foreignTransactionId: 'legacy-1',
+    },
   });
   ctx.skipWhenReceiverRefused(created, hook.url);
   const transactionId = created.json?.transactionId;
   if (created.status !== 200 || typeof transactionId !== 'string' || !UUID.test(transactionId)) {
-    throw new CheckSkipped(`POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached`);
+    throw new CheckSkipped(
+      `POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached`,
+    );
   }
-  await ctx.sandbox('POST', `/sandbox/transactions/${encodeURIComponent(transactionId)}/attempts`, { rail: 'card', outcome: 'succeeded' });
+  await ctx.sandbox('POST', `/sandbox/transactions/${encodeURIComponent(transactionId)}/attempts`, {
+    rail: 'card',
+    outcome: 'succeeded',
+  });
   const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
   if (!d) return ctx.fail('No legacy webhook arrived within 10 s of the payment completing.');
   return { d, transactionId };
@@ -141,7 +171,14 @@ function expectSigned(d: Delivery, secret: string, what: string) {
   }
 }
 
-function attemptsCheck(id: string, rail: 'card' | 'open_banking', title: string, behaviour: Behaviour, judge: (n: number) => string | undefined, options: { slow?: boolean; rule: string } ): Check {
+function attemptsCheck(
+  id: string,
+  rail: 'card' | 'open_banking',
+  title: string,
+  behaviour: Behaviour,
+  judge: (n: number) => string | undefined,
+  options: { slow?: boolean; rule: string },
+): Check {
   return {
     id,
     level: 'must',
@@ -161,7 +198,12 @@ function attemptsCheck(id: string, rail: 'card' | 'open_banking', title: string,
   };
 }
 
-const retried = (n: number) => (n < 2 ? 'A card delivery that failed this way must be retried' : n > 3 ? 'The card rail makes up to three attempts in total' : undefined);
+const retried = (n: number) =>
+  n < 2
+    ? 'A card delivery that failed this way must be retried'
+    : n > 3
+      ? 'The card rail makes up to three attempts in total'
+      : undefined;
 const once = (what: string) => (n: number) => (n === 1 ? undefined : `${what}: exactly one attempt`);
 
 export const webhookChecks: Check[] = [
@@ -179,8 +221,16 @@ export const webhookChecks: Check[] = [
         await ctx.pay(session.id, rail);
         const read = await ctx.readSession(org, session.id);
         ctx.expectStatus(read, 200, 'reading a paid session');
-        ctx.expect(read.json?.status === 'completed', `A session paid by ${rail} must read completed; received ${JSON.stringify(read.json?.status)}.`, read);
-        ctx.expect(read.json?.transactionType === rail, `transactionType must be ${rail} for a both session paid by ${rail}; received ${JSON.stringify(read.json?.transactionType)}.`, read);
+        ctx.expect(
+          read.json?.status === 'completed',
+          `A session paid by ${rail} must read completed; received ${JSON.stringify(read.json?.status)}.`,
+          read,
+        );
+        ctx.expect(
+          read.json?.transactionType === rail,
+          `transactionType must be ${rail} for a both session paid by ${rail}; received ${JSON.stringify(read.json?.transactionType)}.`,
+          read,
+        );
       }
     },
   },
@@ -196,10 +246,18 @@ export const webhookChecks: Check[] = [
       const session = await ctx.session(org, { checkoutMethod: 'card' });
       await ctx.pay(session.id, 'card', 'declined');
       const failed = await ctx.readSession(org, session.id);
-      ctx.expect(failed.json?.status === 'failed', `After a declined attempt status must be failed; received ${JSON.stringify(failed.json?.status)}.`, failed);
+      ctx.expect(
+        failed.json?.status === 'failed',
+        `After a declined attempt status must be failed; received ${JSON.stringify(failed.json?.status)}.`,
+        failed,
+      );
       await ctx.pay(session.id, 'card', 'succeeded');
       const done = await ctx.readSession(org, session.id);
-      ctx.expect(done.json?.status === 'completed', `A retry after a decline must be able to complete; received ${JSON.stringify(done.json?.status)}.`, done);
+      ctx.expect(
+        done.json?.status === 'completed',
+        `A retry after a decline must be able to complete; received ${JSON.stringify(done.json?.status)}.`,
+        done,
+      );
     },
   },
   {
@@ -207,7 +265,8 @@ export const webhookChecks: Check[] = [
     level: 'must',
     rule: 'POST /api/checkout-sessions: Redirect rule',
     section: lifecycleSection,
-    title: "on success the redirect carries transactionId and checkoutSessionId and keeps the merchant's own query parameters",
+    title:
+      "on success the redirect carries transactionId and checkoutSessionId and keeps the merchant's own query parameters",
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.sharedOrganisation();
@@ -218,12 +277,23 @@ export const webhookChecks: Check[] = [
       try {
         to = new URL(paid.redirectTo);
       } catch {
-        return ctx.fail(`The payer must be sent to redirectUrl on success; the sandbox gave redirectTo ${JSON.stringify(paid.redirectTo)}.`);
+        return ctx.fail(
+          `The payer must be sent to redirectUrl on success; the sandbox gave redirectTo ${JSON.stringify(paid.redirectTo)}.`,
+        );
       }
       const q = to.searchParams;
-      ctx.expect(`${to.origin}${to.pathname}` === 'https://shop.example.com/checkout/done', `The redirect goes to ${to.origin}${to.pathname}, not to redirectUrl.`);
-      ctx.expect(q.get('order') === '1001' && q.get('lang') === 'en', `The merchant's own query parameters (order=1001, lang=en) must be kept: ${paid.redirectTo}`);
-      ctx.expect(q.get('checkoutSessionId') === session.id, `checkoutSessionId=${session.id} must be appended: ${paid.redirectTo}`);
+      ctx.expect(
+        `${to.origin}${to.pathname}` === 'https://shop.example.com/checkout/done',
+        `The redirect goes to ${to.origin}${to.pathname}, not to redirectUrl.`,
+      );
+      ctx.expect(
+        q.get('order') === '1001' && q.get('lang') === 'en',
+        `The merchant's own query parameters (order=1001, lang=en) must be kept: ${paid.redirectTo}`,
+      );
+      ctx.expect(
+        q.get('checkoutSessionId') === session.id,
+        `checkoutSessionId=${session.id} must be appended: ${paid.redirectTo}`,
+      );
       ctx.expect(UUID.test(q.get('transactionId') ?? ''), `transactionId=<uuid> must be appended: ${paid.redirectTo}`);
     },
   },
@@ -232,7 +302,8 @@ export const webhookChecks: Check[] = [
     level: 'must',
     rule: 'Events: Signature header',
     section,
-    title: 'completion sends a signed POST application/json that verifies with the organisation’s secret over the raw bytes',
+    title:
+      'completion sends a signed POST application/json that verifies with the organisation’s secret over the raw bytes',
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.organisation();
@@ -242,7 +313,8 @@ export const webhookChecks: Check[] = [
       if (got.length === 0) ctx.fail('No webhook arrived within 10 s of the payment completing.');
       for (const d of got) {
         if (d.method !== 'POST') failWith(`Deliveries must be POST; received ${d.method}.`, d);
-        if (!/^application\/json\b/i.test(String(d.headers['content-type']))) failWith(`Deliveries must be application/json; received ${String(d.headers['content-type'])}.`, d);
+        if (!/^application\/json\b/i.test(String(d.headers['content-type'])))
+          failWith(`Deliveries must be application/json; received ${String(d.headers['content-type'])}.`, d);
         expectSigned(d, org.webhookSigningSecret!, 'a completed payment’s delivery');
       }
     },
@@ -252,7 +324,8 @@ export const webhookChecks: Check[] = [
     level: 'must',
     rule: 'Events: Payload',
     section,
-    title: 'the payload has event, createdAt, checkoutSessionId, transactionId (as in the redirect) and foreignTransactionId',
+    title:
+      'the payload has event, createdAt, checkoutSessionId, transactionId (as in the redirect) and foreignTransactionId',
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.organisation();
@@ -263,12 +336,22 @@ export const webhookChecks: Check[] = [
       const body = d.body ?? {};
       const redirectTransaction = paid.redirectTo ? new URL(paid.redirectTo).searchParams.get('transactionId') : null;
       const problems: string[] = [];
-      if (body.event !== 'checkout_session.completed') problems.push(`event is ${JSON.stringify(body.event)}, expected "checkout_session.completed"`);
-      if (typeof body.createdAt !== 'string' || Number.isNaN(Date.parse(body.createdAt)) || !/(Z|[+-]00:?00)$/.test(body.createdAt)) problems.push(`createdAt ${JSON.stringify(body.createdAt)} is not an ISO 8601 UTC timestamp`);
-      if (body.checkoutSessionId !== session.id) problems.push(`checkoutSessionId is ${JSON.stringify(body.checkoutSessionId)}, expected ${session.id}`);
-      if (typeof body.transactionId !== 'string' || !UUID.test(body.transactionId)) problems.push(`transactionId ${JSON.stringify(body.transactionId)} is not a UUID`);
-      else if (redirectTransaction && body.transactionId !== redirectTransaction) problems.push(`transactionId ${body.transactionId} differs from the redirect's ${redirectTransaction}`);
-      if (body.foreignTransactionId !== 'order-hook-2') problems.push(`foreignTransactionId is ${JSON.stringify(body.foreignTransactionId)}, expected "order-hook-2"`);
+      if (body.event !== 'checkout_session.completed')
+        problems.push(`event is ${JSON.stringify(body.event)}, expected "checkout_session.completed"`);
+      if (
+        typeof body.createdAt !== 'string' ||
+        Number.isNaN(Date.parse(body.createdAt)) ||
+        !/(Z|[+-]00:?00)$/.test(body.createdAt)
+      )
+        problems.push(`createdAt ${JSON.stringify(body.createdAt)} is not an ISO 8601 UTC timestamp`);
+      if (body.checkoutSessionId !== session.id)
+        problems.push(`checkoutSessionId is ${JSON.stringify(body.checkoutSessionId)}, expected ${session.id}`);
+      if (typeof body.transactionId !== 'string' || !UUID.test(body.transactionId))
+        problems.push(`transactionId ${JSON.stringify(body.transactionId)} is not a UUID`);
+      else if (redirectTransaction && body.transactionId !== redirectTransaction)
+        problems.push(`transactionId ${body.transactionId} differs from the redirect's ${redirectTransaction}`);
+      if (body.foreignTransactionId !== 'order-hook-2')
+        problems.push(`foreignTransactionId is ${JSON.stringify(body.foreignTransactionId)}, expected "order-hook-2"`);
       if (problems.length > 0) failWith(`The payload is not as documented: ${problems.join('; ')}.`, d);
     },
   },
@@ -285,7 +368,11 @@ export const webhookChecks: Check[] = [
       await paidSession(ctx, org, { hook });
       const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
       if (!d) return ctx.fail('No webhook arrived within 10 s of the payment completing.');
-      if (!d.body || !('foreignTransactionId' in d.body) || d.body.foreignTransactionId !== null) failWith(`foreignTransactionId must be present and null; received ${JSON.stringify(d.body?.foreignTransactionId)}.`, d);
+      if (!d.body || !('foreignTransactionId' in d.body) || d.body.foreignTransactionId !== null)
+        failWith(
+          `foreignTransactionId must be present and null; received ${JSON.stringify(d.body?.foreignTransactionId)}.`,
+          d,
+        );
     },
   },
   {
@@ -300,10 +387,19 @@ export const webhookChecks: Check[] = [
       const hook = ctx.hook('created-at', answer(500, 200));
       await paidSession(ctx, org, { hook });
       const got = await untilAttempt(ctx, org, hook, 2);
-      if (got.length < 2) return failWith(`The card delivery was not attempted again after a 500 (received ${got.length} attempt), so createdAt stability cannot be seen.`, got[0]);
+      if (got.length < 2)
+        return failWith(
+          `The card delivery was not attempted again after a 500 (received ${got.length} attempt), so createdAt stability cannot be seen.`,
+          got[0],
+        );
       const [a, b] = got;
-      if (a!.body?.createdAt !== b!.body?.createdAt) failWith(`createdAt changed between attempts: ${JSON.stringify(a!.body?.createdAt)} then ${JSON.stringify(b!.body?.createdAt)}.`, b);
-      if (a!.body?.transactionId !== b!.body?.transactionId) failWith('transactionId changed between attempts of the same event.', b);
+      if (a!.body?.createdAt !== b!.body?.createdAt)
+        failWith(
+          `createdAt changed between attempts: ${JSON.stringify(a!.body?.createdAt)} then ${JSON.stringify(b!.body?.createdAt)}.`,
+          b,
+        );
+      if (a!.body?.transactionId !== b!.body?.transactionId)
+        failWith('transactionId changed between attempts of the same event.', b);
     },
   },
   {
@@ -321,7 +417,11 @@ export const webhookChecks: Check[] = [
       if (!d) return ctx.fail('No webhook arrived within 10 s of the payment completing.');
       const t = Number(/(?:^|,)\s*t=(\d+)/.exec(String(d.headers['service-signature'] ?? ''))?.[1]);
       const age = Math.round(d.receivedAt / 1000 - t);
-      if (!Number.isFinite(t) || Math.abs(age) > 300) failWith(`t is ${Number.isFinite(t) ? `${age} s away from the time of receipt` : 'missing'}; receivers following the document reject it.`, d);
+      if (!Number.isFinite(t) || Math.abs(age) > 300)
+        failWith(
+          `t is ${Number.isFinite(t) ? `${age} s away from the time of receipt` : 'missing'}; receivers following the document reject it.`,
+          d,
+        );
     },
   },
   {
@@ -353,7 +453,11 @@ export const webhookChecks: Check[] = [
       const session = await ctx.session(org, { webhookUrl: hook.url });
       await ctx.advanceClock(org, 24 * 3600 + 60);
       const read = await ctx.readSession(org, session.id);
-      ctx.expect(read.json?.status === 'expired', `The session must read expired after 24 hours; received ${JSON.stringify(read.json?.status)}.`, read);
+      ctx.expect(
+        read.json?.status === 'expired',
+        `The session must read expired after 24 hours; received ${JSON.stringify(read.json?.status)}.`,
+        read,
+      );
       await ctx.advanceClock(org, 3600);
       await expectNothingDelivered(ctx, hook, session.id, 'An expired session sends no webhook');
     },
@@ -371,17 +475,94 @@ export const webhookChecks: Check[] = [
       await expectNothingDelivered(ctx, undefined, session.id, 'A payment without webhookUrl notifies nobody');
     },
   },
-  attemptsCheck('HOOK-010', 'card', 'card rail, receiver answers 500: retried, at most three attempts in total', answer(500), retried, { rule: 'Response and retry behaviour: Card rail' }),
-  attemptsCheck('HOOK-011', 'card', 'card rail, receiver answers 408: retried (not final), at most three attempts', answer(408), retried, { rule: 'Response and retry behaviour: Final failures' }),
-  attemptsCheck('HOOK-012', 'card', 'card rail, receiver answers 429: retried (not final), at most three attempts', answer(429), retried, { rule: 'Response and retry behaviour: Final failures' }),
-  attemptsCheck('HOOK-013', 'card', 'card rail, receiver answers 400: final, no retry', answer(400), once('A 4xx other than 408 or 429 is final'), { rule: 'Response and retry behaviour: Final failures' }),
-  attemptsCheck('HOOK-014', 'card', 'card rail, receiver holds its answer past 5 s: a failed delivery, retried', (n) => (n === 1 ? { holdMs: HOLD_MS } : { status: 200 }), retried, { slow: true, rule: 'Response and retry behaviour: Wait time' }),
-  attemptsCheck('HOOK-015', 'open_banking', 'open banking rail, receiver answers 500: one attempt, no retry', answer(500), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
-  attemptsCheck('HOOK-016', 'open_banking', 'open banking rail, receiver holds its answer past 5 s: one attempt, no retry', () => ({ holdMs: HOLD_MS }), once('The open banking rail makes one attempt'), { slow: true, rule: 'Response and retry behaviour: Open banking rail' }),
-  attemptsCheck('HOOK-017', 'open_banking', 'open banking rail, receiver answers 429: one attempt, no retry', answer(429), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
-  attemptsCheck('HOOK-018', 'card', 'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails', answer(500, 200), (n) => (n < 2 ? 'A card delivery that failed with 500 must be retried' : undefined), { rule: 'Response and retry behaviour: Success' }),
-  attemptsCheck('HOOK-019', 'open_banking', 'open banking rail, receiver answers 408: one attempt, no retry', answer(408), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
-  attemptsCheck('HOOK-026', 'open_banking', 'open banking rail, receiver answers 400: one attempt, no retry', answer(400), once('The open banking rail makes one attempt'), { rule: 'Response and retry behaviour: Open banking rail' }),
+  attemptsCheck(
+    'HOOK-010',
+    'card',
+    'card rail, receiver answers 500: retried, at most three attempts in total',
+    answer(500),
+    retried,
+    { rule: 'Response and retry behaviour: Card rail' },
+  ),
+  attemptsCheck(
+    'HOOK-011',
+    'card',
+    'card rail, receiver answers 408: retried (not final), at most three attempts',
+    answer(408),
+    retried,
+    { rule: 'Response and retry behaviour: Final failures' },
+  ),
+  attemptsCheck(
+    'HOOK-012',
+    'card',
+    'card rail, receiver answers 429: retried (not final), at most three attempts',
+    answer(429),
+    retried,
+    { rule: 'Response and retry behaviour: Final failures' },
+  ),
+  attemptsCheck(
+    'HOOK-013',
+    'card',
+    'card rail, receiver answers 400: final, no retry',
+    answer(400),
+    once('A 4xx other than 408 or 429 is final'),
+    { rule: 'Response and retry behaviour: Final failures' },
+  ),
+  attemptsCheck(
+    'HOOK-014',
+    'card',
+    'card rail, receiver holds its answer past 5 s: a failed delivery, retried',
+    (n) => (n === 1 ? { holdMs: HOLD_MS } : { status: 200 }),
+    retried,
+    { slow: true, rule: 'Response and retry behaviour: Wait time' },
+  ),
+  attemptsCheck(
+    'HOOK-015',
+    'open_banking',
+    'open banking rail, receiver answers 500: one attempt, no retry',
+    answer(500),
+    once('The open banking rail makes one attempt'),
+    { rule: 'Response and retry behaviour: Open banking rail' },
+  ),
+  attemptsCheck(
+    'HOOK-016',
+    'open_banking',
+    'open banking rail, receiver holds its answer past 5 s: one attempt, no retry',
+    () => ({ holdMs: HOLD_MS }),
+    once('The open banking rail makes one attempt'),
+    { slow: true, rule: 'Response and retry behaviour: Open banking rail' },
+  ),
+  attemptsCheck(
+    'HOOK-017',
+    'open_banking',
+    'open banking rail, receiver answers 429: one attempt, no retry',
+    answer(429),
+    once('The open banking rail makes one attempt'),
+    { rule: 'Response and retry behaviour: Open banking rail' },
+  ),
+  attemptsCheck(
+    'HOOK-018',
+    'card',
+    'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails',
+    answer(500, 200),
+    (n) => (n < 2 ? 'A card delivery that failed with 500 must be retried' : undefined),
+    { rule: 'Response and retry behaviour: Success' },
+  ),
+  attemptsCheck(
+    'HOOK-019',
+    'open_banking',
+    'open banking rail, receiver answers 408: one attempt, no retry',
+    answer(408),
+    once('The open banking rail makes one attempt'),
+    { rule: 'Response and retry behaviour: Open banking rail' },
+  ),
+  attemptsCheck(
+    'HOOK-026',
+    'open_banking',
+    'open banking rail, receiver answers 400: one attempt, no retry',
+    answer(400),
+    once('The open banking rail makes one attempt'),
+    { rule: 'Response and retry behaviour: Open banking rail' },
+  ),
   {
     id: 'HOOK-020',
     level: 'must',
@@ -395,7 +576,10 @@ export const webhookChecks: Check[] = [
       const hook = ctx.hook('rotated');
       const session = await ctx.session(org, { checkoutMethod: 'card', webhookUrl: hook.url });
       const { webhookSigningSecret } = await ctx.sandbox('POST', `/sandbox/organisations/${org.id}/webhook-secret`);
-      ctx.expect(typeof webhookSigningSecret === 'string' && webhookSigningSecret !== old, 'Rotation must give a new secret.');
+      ctx.expect(
+        typeof webhookSigningSecret === 'string' && webhookSigningSecret !== old,
+        'Rotation must give a new secret.',
+      );
       await ctx.pay(session.id, 'card');
       const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
       if (!d) return ctx.fail('No webhook arrived within 10 s of the payment completing.');
@@ -406,7 +590,8 @@ export const webhookChecks: Check[] = [
       } catch {
         oldVerifies = false;
       }
-      if (oldVerifies) failWith('A delivery after rotation still verifies with the old secret (rotation has no overlap).', d);
+      if (oldVerifies)
+        failWith('A delivery after rotation still verifies with the old secret (rotation has no overlap).', d);
     },
   },
   {
@@ -414,7 +599,8 @@ export const webhookChecks: Check[] = [
     level: 'must',
     rule: 'Events: Signature header (unsigned case)',
     section,
-    title: 'when the signing secret cannot be resolved, the delivery is still sent, with no Service-Signature header at all',
+    title:
+      'when the signing secret cannot be resolved, the delivery is still sent, with no Service-Signature header at all',
     needs: ['sandbox'],
     async run(ctx) {
       const org = await ctx.organisation();
@@ -423,12 +609,23 @@ export const webhookChecks: Check[] = [
       const { session } = await paidSession(ctx, org, { hook, rail: 'open_banking' });
       const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
       if (!d) return ctx.fail('No delivery arrived: an unsigned delivery must still be sent.');
-      if ('service-signature' in d.headers) failWith(`The unsigned delivery must have no Service-Signature header; it had ${JSON.stringify(d.headers['service-signature'])}.`, d);
-      if (d.body?.checkoutSessionId !== session.id || d.body?.event !== 'checkout_session.completed') failWith('The unsigned delivery must still carry the event payload.', d);
+      if ('service-signature' in d.headers)
+        failWith(
+          `The unsigned delivery must have no Service-Signature header; it had ${JSON.stringify(d.headers['service-signature'])}.`,
+          d,
+        );
+      if (d.body?.checkoutSessionId !== session.id || d.body?.event !== 'checkout_session.completed')
+        failWith('The unsigned delivery must still carry the event payload.', d);
       const records = await ctx.deliveryRecords({ checkoutSessionId: session.id });
       const unsignedRecord = records.find((r) => r?.url === hook.url) ?? records[0];
-      if (!unsignedRecord) return ctx.fail('The target delivered, but its delivery records (GET /sandbox/webhook-deliveries) list no attempt.');
-      if (unsignedRecord.signed !== false) ctx.fail(`The target's delivery record says signed: ${JSON.stringify(unsignedRecord.signed)} for a delivery sent with no Service-Signature header (expected false).`);
+      if (!unsignedRecord)
+        return ctx.fail(
+          'The target delivered, but its delivery records (GET /sandbox/webhook-deliveries) list no attempt.',
+        );
+      if (unsignedRecord.signed !== false)
+        ctx.fail(
+          `The target's delivery record says signed: ${JSON.stringify(unsignedRecord.signed)} for a delivery sent with no Service-Signature header (expected false).`,
+        );
     },
   },
   {
@@ -436,15 +633,23 @@ export const webhookChecks: Check[] = [
     level: 'must',
     rule: 'Events: Legacy payload; Versioning 3',
     section,
-    title: 'a transaction created through POST /api/transaction gets the legacy body: only transactionId and foreignTransactionId, no event, no signature',
+    title:
+      'a transaction created through POST /api/transaction gets the legacy body: only transactionId and foreignTransactionId, no event, no signature',
     needs: ['sandbox'],
     async run(ctx) {
       const { d } = await legacyDelivery(ctx, 'legacy');
       const keys = Object.keys(d.body ?? {}).sort();
-      if (d.body === undefined || typeof d.body !== 'object' || Array.isArray(d.body)) failWith('The legacy body must be a JSON object with transactionId and foreignTransactionId.', d);
-      if ('event' in d.body) failWith(`The legacy body has no event field; it has event ${JSON.stringify(d.body.event)}.`, d);
-      if (keys.join(',') !== 'foreignTransactionId,transactionId') failWith(`The legacy body must have only transactionId and foreignTransactionId; it has ${keys.join(', ') || 'no field'}.`, d);
-      if ('service-signature' in d.headers) failWith('The legacy body must be sent with no Service-Signature header.', d);
+      if (d.body === undefined || typeof d.body !== 'object' || Array.isArray(d.body))
+        failWith('The legacy body must be a JSON object with transactionId and foreignTransactionId.', d);
+      if ('event' in d.body)
+        failWith(`The legacy body has no event field; it has event ${JSON.stringify(d.body.event)}.`, d);
+      if (keys.join(',') !== 'foreignTransactionId,transactionId')
+        failWith(
+          `The legacy body must have only transactionId and foreignTransactionId; it has ${keys.join(', ') || 'no field'}.`,
+          d,
+        );
+      if ('service-signature' in d.headers)
+        failWith('The legacy body must be sent with no Service-Signature header.', d);
     },
   },
   {
@@ -452,12 +657,21 @@ export const webhookChecks: Check[] = [
     level: 'assumption',
     rule: 'Events: Legacy payload (request shape of POST /api/transaction is modelled)',
     section,
-    title: 'the legacy body names the transaction POST /api/transaction answered and the foreignTransactionId given in the (modelled) request',
+    title:
+      'the legacy body names the transaction POST /api/transaction answered and the foreignTransactionId given in the (modelled) request',
     needs: ['sandbox'],
     async run(ctx) {
       const { d, transactionId } = await legacyDelivery(ctx, 'legacy-echo');
-      if (d.body?.transactionId !== transactionId) failWith(`The legacy body names transaction ${JSON.stringify(d.body?.transactionId)}; POST /api/transaction answered ${transactionId}.`, d);
-      if (d.body?.foreignTransactionId !== 'legacy-1') failWith(`The legacy body has foreignTransactionId ${JSON.stringify(d.body?.foreignTransactionId)}; the request gave "legacy-1".`, d);
+      if (d.body?.transactionId !== transactionId)
+        failWith(
+          `The legacy body names transaction ${JSON.stringify(d.body?.transactionId)}; POST /api/transaction answered ${transactionId}.`,
+          d,
+        );
+      if (d.body?.foreignTransactionId !== 'legacy-1')
+        failWith(
+          `The legacy body has foreignTransactionId ${JSON.stringify(d.body?.foreignTransactionId)}; the request gave "legacy-1".`,
+          d,
+        );
     },
   },
   {
@@ -472,15 +686,25 @@ export const webhookChecks: Check[] = [
       const hook = ctx.hook('link');
       const created = await ctx.api('POST', '/api/payment-links', {
         token: await ctx.token(org),
-        json: { amount: { total: 15 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: hook.url },
+        json: {
+          amount: { total: 15 },
+          creditorReference: { reference: 'LINK-1' },
+          redirectUrl: 'https://shop.example.com/paid',
+          checkoutMethod: 'card',
+          webhookUrl: hook.url,
+        },
       });
       ctx.skipWhenReceiverRefused(created, hook.url);
       ctx.expectStatus(created, 200, 'POST /api/payment-links (assumed request shape)');
-      await ctx.sandbox('POST', `/sandbox/payment-links/${encodeURIComponent(created.json.id)}/attempts`, { rail: 'card', outcome: 'succeeded' });
+      await ctx.sandbox('POST', `/sandbox/payment-links/${encodeURIComponent(created.json.id)}/attempts`, {
+        rail: 'card',
+        outcome: 'succeeded',
+      });
       const [d] = await ctx.waitForDeliveries(hook, 1, 10_000);
       if (!d) return ctx.fail('No webhook arrived within 10 s of the link being paid.');
       expectSigned(d, org.webhookSigningSecret!, 'a payment link delivery');
-      if (d.body?.checkoutSessionId !== null || d.body?.transactionId !== created.json.id) failWith(`Expected checkoutSessionId null and transactionId ${created.json.id}.`, d);
+      if (d.body?.checkoutSessionId !== null || d.body?.transactionId !== created.json.id)
+        failWith(`Expected checkoutSessionId null and transactionId ${created.json.id}.`, d);
     },
   },
   {
@@ -501,7 +725,11 @@ export const webhookChecks: Check[] = [
       const { webhookSigningSecret } = await ctx.sandbox('POST', `/sandbox/organisations/${org.id}/webhook-secret`);
       const got = await untilAttempt(ctx, org, hook, 2);
       const retry = got[1];
-      if (!retry) return failWith('The card delivery was not attempted again after a 500, so the retry after rotation cannot be seen.', first);
+      if (!retry)
+        return failWith(
+          'The card delivery was not attempted again after a 500, so the retry after rotation cannot be seen.',
+          first,
+        );
       expectSigned(retry, webhookSigningSecret, 'the retry after rotation, checked with the new secret');
       let oldVerifies = true;
       try {
@@ -509,7 +737,8 @@ export const webhookChecks: Check[] = [
       } catch {
         oldVerifies = false;
       }
-      if (oldVerifies) failWith('The retry after rotation still verifies with the old secret (rotation has no overlap).', retry);
+      if (oldVerifies)
+        failWith('The retry after rotation still verifies with the old secret (rotation has no overlap).', retry);
     },
   },
 ];

@@ -11,7 +11,13 @@ export interface Output {
 }
 
 const mark = (r: Result, strict: boolean) =>
-  r.status === 'passed' ? pc.green('✓') : r.status === 'skipped' ? pc.dim('-') : failsRun(r.level, strict) ? pc.red('✗') : pc.yellow('!');
+  r.status === 'passed'
+    ? pc.green('✓')
+    : r.status === 'skipped'
+      ? pc.dim('-')
+      : failsRun(r.level, strict)
+        ? pc.red('✗')
+        : pc.yellow('!');
 
 export class ConsoleReporter {
   private done = 0;
@@ -30,7 +36,12 @@ export class ConsoleReporter {
     this.done += 1;
     const counter = pc.dim(`[${String(this.done).padStart(String(this.total).length)}/${this.total}]`);
     const level = r.level === 'must' ? '' : pc.dim(` (${r.level})`);
-    const tail = r.status === 'skipped' ? pc.dim(` skipped: ${r.reason}`) : r.status === 'failed' ? ` ${pc.red(r.reason.split('\n')[0]!.slice(0, 200))}` : pc.dim(` ${r.durationMs} ms`);
+    const tail =
+      r.status === 'skipped'
+        ? pc.dim(` skipped: ${r.reason}`)
+        : r.status === 'failed'
+          ? ` ${pc.red(r.reason.split('\n')[0]!.slice(0, 200))}`
+          : pc.dim(` ${r.durationMs} ms`);
     this.out.write(`${counter} ${mark(r, this.strict)} ${pc.bold(r.id)} ${r.title}${level}${tail}\n`);
   }
 
@@ -48,15 +59,22 @@ export class ConsoleReporter {
     if (failures.length > 0) {
       this.out.write(`\n${pc.bold('Failures')}\n`);
       for (const r of failures) {
-        const gate = failsRun(r.level, report.strictAssumptions) ? '' : pc.yellow(` [${r.level}: does not fail the run]`);
+        const gate = failsRun(r.level, report.strictAssumptions)
+          ? ''
+          : pc.yellow(` [${r.level}: does not fail the run]`);
         this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}\n  rule: ${r.rule}\n  ${r.reason}\n`);
         if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl)}\n`);
       }
     }
     const { passed, failed, skipped } = report.summary;
     const gating = failures.filter((r) => failsRun(r.level, report.strictAssumptions)).length;
-    const verdict = gating > 0 ? pc.red(pc.bold(`FAILED: ${gating} required check${gating === 1 ? '' : 's'} failed`)) : pc.green(pc.bold('PASSED: every must check passed'));
-    this.out.write(`\n${verdict}  (${passed} passed, ${failed} failed, ${skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s)\n`);
+    const verdict =
+      gating > 0
+        ? pc.red(pc.bold(`FAILED: ${gating} required check${gating === 1 ? '' : 's'} failed`))
+        : pc.green(pc.bold('PASSED: every must check passed'));
+    this.out.write(
+      `\n${verdict}  (${passed} passed, ${failed} failed, ${skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s)\n`,
+    );
     for (const file of files) this.out.write(`report: ${file}\n`);
   }
 }

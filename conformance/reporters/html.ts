@@ -8,7 +8,12 @@ import path from 'node:path';
 import { failsRun, type Report, type Result } from '../types.ts';
 
 export function htmlEscape(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
 }
 
 const STYLE = `
@@ -34,7 +39,9 @@ function row(r: Result, strict: boolean): string {
 export function htmlReport(report: Report): string {
   const sections = new Map<string, Result[]>();
   for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
-  const gating = report.results.filter((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions)).length;
+  const gating = report.results.filter(
+    (r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions),
+  ).length;
   const body = [...sections.entries()]
     .map(([name, results]) => {
       const failed = results.filter((r) => r.status === 'failed').length;

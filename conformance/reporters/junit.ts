@@ -23,8 +23,16 @@ function testcase(r: Result, strict: boolean): string {
   const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">`;
   if (r.status === 'passed') return `${head}</testcase>`;
   if (r.status === 'skipped') return `${head}\n      <skipped message="${xmlEscape(r.reason)}"/>\n    </testcase>`;
-  const detail = [r.reason, r.evidence?.request && `--- request\n${r.evidence.request}`, r.evidence?.response && `--- response\n${r.evidence.response}`, r.evidence?.curl && `--- reproduce\n${r.evidence.curl}`].filter(Boolean).join('\n\n');
-  if (!failsRun(r.level, strict)) return `${head}\n      <skipped message="${xmlEscape(`${r.level} check failed (does not fail the run): ${r.reason}`)}"/>\n      <system-out>${xmlEscape(detail)}</system-out>\n    </testcase>`;
+  const detail = [
+    r.reason,
+    r.evidence?.request && `--- request\n${r.evidence.request}`,
+    r.evidence?.response && `--- response\n${r.evidence.response}`,
+    r.evidence?.curl && `--- reproduce\n${r.evidence.curl}`,
+  ]
+    .filter(Boolean)
+    .join('\n\n');
+  if (!failsRun(r.level, strict))
+    return `${head}\n      <skipped message="${xmlEscape(`${r.level} check failed (does not fail the run): ${r.reason}`)}"/>\n      <system-out>${xmlEscape(detail)}</system-out>\n    </testcase>`;
   return `${head}\n      <failure message="${xmlEscape(r.reason)}" type="${r.level}">${xmlEscape(detail)}</failure>\n    </testcase>`;
 }
 
@@ -33,11 +41,15 @@ export function junitReport(report: Report): string {
   for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
   const suites = [...sections.entries()].map(([name, results]) => {
     const failures = results.filter((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions)).length;
-    const skipped = results.filter((r) => r.status === 'skipped' || (r.status === 'failed' && !failsRun(r.level, report.strictAssumptions))).length;
+    const skipped = results.filter(
+      (r) => r.status === 'skipped' || (r.status === 'failed' && !failsRun(r.level, report.strictAssumptions)),
+    ).length;
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
     return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, report.strictAssumptions)).join('\n')}\n  </testsuite>`;
   });
-  const failures = report.results.filter((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions)).length;
+  const failures = report.results.filter(
+    (r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions),
+  ).length;
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failures}" time="${(report.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
 }
 

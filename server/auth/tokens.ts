@@ -18,7 +18,11 @@ export type Authentication =
   | { ok: true; apiKey: ApiKey; org: Organisation }
   | { ok: false; code: 'unauthorized' | 'invalid_token' | 'token_expired' | 'unknown_api_key'; message: string };
 
-const fail = (code: Extract<Authentication, { ok: false }>['code'], message: string): Authentication => ({ ok: false, code, message });
+const fail = (code: Extract<Authentication, { ok: false }>['code'], message: string): Authentication => ({
+  ok: false,
+  code,
+  message,
+});
 
 /** Signatures already checked, by token text: a token's signature never changes. */
 const VERIFIED_CACHE_SIZE = 10_000;
@@ -44,7 +48,13 @@ export class Tokens {
       await store.putSetting(SIGNING_KEY_SETTING, encoded);
     }
     // Imported once: jose would import raw key bytes again on every verification.
-    const key = await crypto.subtle.importKey('raw', Buffer.from(encoded, 'base64'), { name: 'HMAC', hash: 'SHA-256' }, false, ['sign', 'verify']);
+    const key = await crypto.subtle.importKey(
+      'raw',
+      Buffer.from(encoded, 'base64'),
+      { name: 'HMAC', hash: 'SHA-256' },
+      false,
+      ['sign', 'verify'],
+    );
     return new Tokens(store, key);
   }
 
@@ -60,8 +70,13 @@ export class Tokens {
     try {
       // Expiry is judged by the caller on the organisation's clock, so jose checks only
       // the signature, algorithm and issuer here.
-      const { payload } = await jwtVerify(token, this.key, { algorithms: ['HS256'], issuer: ISSUER, currentDate: new Date(0) });
-      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number') return undefined;
+      const { payload } = await jwtVerify(token, this.key, {
+        algorithms: ['HS256'],
+        issuer: ISSUER,
+        currentDate: new Date(0),
+      });
+      if (typeof payload.sub !== 'string' || typeof payload.org !== 'string' || typeof payload.exp !== 'number')
+        return undefined;
       const verified = { sub: payload.sub, org: payload.org, exp: payload.exp };
       this.remember(token, verified);
       return verified;
@@ -98,9 +113,13 @@ export class Tokens {
     const apiKey = await this.store.getApiKey(claims.sub);
     const org = apiKey ? await this.store.getOrganisation(apiKey.orgId) : undefined;
     if (!apiKey || !org || claims.org !== apiKey.orgId) {
-      return fail('unknown_api_key', 'The API key this token was issued for no longer exists. Create a new key; a new token for the old one will not work.');
+      return fail(
+        'unknown_api_key',
+        'The API key this token was issued for no longer exists. Create a new key; a new token for the old one will not work.',
+      );
     }
-    if (orgNow(org) >= claims.exp * 1000) return fail('token_expired', 'The access token has expired. Fetch a new one and repeat the request once.');
+    if (orgNow(org) >= claims.exp * 1000)
+      return fail('token_expired', 'The access token has expired. Fetch a new one and repeat the request once.');
     return { ok: true, apiKey, org };
   }
 }

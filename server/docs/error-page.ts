@@ -23,7 +23,7 @@ export interface ErrorCodeEntry {
 const retryByStatus: Record<number, string> = {
   400: 'The request or the account configuration needs changing. Do not retry without a change.',
   401: 'Authentication failed. Only <code>token_expired</code> is worth retrying: fetch a new token and repeat the request once.',
-  404: 'No such resource, or it is not the caller\'s. Do not retry.',
+  404: "No such resource, or it is not the caller's. Do not retry.",
   500: 'Service-side failure. Retry with exponential backoff; on a create, with the same Idempotency-Key.',
 };
 
@@ -59,7 +59,8 @@ function responseExamples(doc: Json): Array<{ operation: string; code: string; v
         for (const media of Object.values(content)) {
           for (const example of Object.values(asObject(asObject(media).examples))) {
             const code = exampleCode(doc, example);
-            if (code) found.push({ operation: `${method.toUpperCase()} ${route}`, code, value: resolve(doc, example).value });
+            if (code)
+              found.push({ operation: `${method.toUpperCase()} ${route}`, code, value: resolve(doc, example).value });
           }
         }
       }

@@ -124,10 +124,18 @@ export class Idempotency {
 
 function replay(record: IdempotencyRecord, kind: PaymentKind, fingerprint: string): Reply {
   if (record.kind !== null && record.kind !== kind) {
-    throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used on another endpoint in the last 24 hours. Use a new key for a new payment.');
+    throw new ApiError(
+      400,
+      'idempotency_error',
+      'This Idempotency-Key was used on another endpoint in the last 24 hours. Use a new key for a new payment.',
+    );
   }
   if (record.fingerprint !== fingerprint) {
-    throw new ApiError(400, 'idempotency_error', 'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.');
+    throw new ApiError(
+      400,
+      'idempotency_error',
+      'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.',
+    );
   }
   return { status: record.status, json: record.body, replayed: true };
 }

@@ -42,13 +42,24 @@ export interface AttemptResult {
   webhook?: OutboxEntry;
 }
 
-export async function attempt(store: Store, payment: Payment, rail: Rail, outcome: Outcome, now: number): Promise<AttemptResult> {
+export async function attempt(
+  store: Store,
+  payment: Payment,
+  rail: Rail,
+  outcome: Outcome,
+  now: number,
+): Promise<AttemptResult> {
   const status = statusAt(payment, now);
   if (status === 'completed' || status === 'expired') {
     throw new ApiError(400, 'invalid_state', `This payment is ${status}; nothing can be paid on it.`);
   }
   if (!allows(payment, rail)) {
-    throw validationFailed([{ field: 'rail', constraints: { isIn: `rail ${rail} is not allowed: checkoutMethod is ${payment.checkoutMethod}` } }]);
+    throw validationFailed([
+      {
+        field: 'rail',
+        constraints: { isIn: `rail ${rail} is not allowed: checkoutMethod is ${payment.checkoutMethod}` },
+      },
+    ]);
   }
   const completed = outcome === 'succeeded';
   const update: PaymentUpdate = {
@@ -72,7 +83,8 @@ export async function attempt(store: Store, payment: Payment, rail: Rail, outcom
         }
       : undefined;
   const queued = await store.updatePayment(payment.transactionId, update, webhook);
-  if (queued === false) throw new ApiError(400, 'invalid_state', 'This payment is completed; nothing can be paid on it.');
+  if (queued === false)
+    throw new ApiError(400, 'invalid_state', 'This payment is completed; nothing can be paid on it.');
   return { payment: { ...payment, ...update }, webhook: queued };
 }
 

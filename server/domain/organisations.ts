@@ -80,5 +80,10 @@ export async function demoOrganisation(store: Store): Promise<DemoOrganisation> 
     settlementAccount: true,
   });
   await store.putSetting(DEMO_SETTING, JSON.stringify({ id: org.id, test: org.apiKeys.test }));
-  return { id: org.id, webhookSigningSecret: org.webhookSigningSecret, apiKeys: { test: org.apiKeys.test }, created: true };
+  return {
+    id: org.id,
+    webhookSigningSecret: org.webhookSigningSecret,
+    apiKeys: { test: org.apiKeys.test },
+    created: true,
+  };
 }

@@ -33,25 +33,56 @@ const usesBank = (m: CheckoutMethod) => m === 'open_banking' || m === 'both';
 export function checkConfiguration(org: Organisation, fields: CreateFields): void {
   const method = fields.checkoutMethod;
   if (fields.amount.currency !== undefined && fields.amount.currency !== org.settlementCurrency) {
-    throw new ApiError(400, 'currency_mismatch', `amount.currency ${fields.amount.currency} differs from the organisation's settlement currency ${org.settlementCurrency}; there is no conversion or repricing.`, 'amount.currency');
+    throw new ApiError(
+      400,
+      'currency_mismatch',
+      `amount.currency ${fields.amount.currency} differs from the organisation's settlement currency ${org.settlementCurrency}; there is no conversion or repricing.`,
+      'amount.currency',
+    );
   }
   if (usesCard(method) && !org.cardEnabled) {
-    throw new ApiError(400, 'card_not_enabled', 'Card payments are not configured for this organisation. Enable them in the portal, or use checkoutMethod open_banking.', 'checkoutMethod');
+    throw new ApiError(
+      400,
+      'card_not_enabled',
+      'Card payments are not configured for this organisation. Enable them in the portal, or use checkoutMethod open_banking.',
+      'checkoutMethod',
+    );
   }
   if (usesBank(method)) {
     if (org.settlementCurrency !== 'NZD') {
-      throw new ApiError(400, 'open_banking_currency_unsupported', 'This organisation settles in AUD; the open-banking rail moves NZD only. Use checkoutMethod card.', 'checkoutMethod');
+      throw new ApiError(
+        400,
+        'open_banking_currency_unsupported',
+        'This organisation settles in AUD; the open-banking rail moves NZD only. Use checkoutMethod card.',
+        'checkoutMethod',
+      );
     }
     if (!org.openBankingApproved) {
-      throw new ApiError(400, 'open_banking_not_enabled', 'The open-banking application for this organisation is not approved yet.', 'checkoutMethod');
+      throw new ApiError(
+        400,
+        'open_banking_not_enabled',
+        'The open-banking application for this organisation is not approved yet.',
+        'checkoutMethod',
+      );
     }
     if (!org.settlementAccount) {
-      throw new ApiError(400, 'settlement_account_missing', 'A bank rail was requested but the organisation has no settlement account. Add one in the portal.', 'checkoutMethod');
+      throw new ApiError(
+        400,
+        'settlement_account_missing',
+        'A bank rail was requested but the organisation has no settlement account. Add one in the portal.',
+        'checkoutMethod',
+      );
     }
   }
 }
 
-export function newPayment(kind: PaymentKind, org: Organisation, mode: Mode, fields: CreateFields, now: number): Payment {
+export function newPayment(
+  kind: PaymentKind,
+  org: Organisation,
+  mode: Mode,
+  fields: CreateFields,
+  now: number,
+): Payment {
   return {
     transactionId: newTransactionId(),
     kind,

@@ -10,16 +10,34 @@ import type { Mode } from '../store/types.ts';
 
 const nonPublic = new BlockList();
 for (const [network, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16],
-  ['172.16.0.0', 12], ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) nonPublic.addSubnet(network, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  nonPublic.addSubnet(network, prefix, 'ipv4');
 for (const [network, prefix] of [
   // Unspecified, loopback and IPv4-compatible (deprecated); the discard prefix; NAT64 for
   // local use (RFC 8215); Teredo and 6to4, whose embedded IPv4 is relayed; documentation;
   // unique local, link-local and multicast.
-  ['::', 96], ['100::', 64], ['64:ff9b:1::', 48], ['2001::', 32], ['2001:db8::', 32], ['2002::', 16],
-  ['fc00::', 7], ['fe80::', 10], ['ff00::', 8],
-] as const) nonPublic.addSubnet(network, prefix, 'ipv6');
+  ['::', 96],
+  ['100::', 64],
+  ['64:ff9b:1::', 48],
+  ['2001::', 32],
+  ['2001:db8::', 32],
+  ['2002::', 16],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+] as const)
+  nonPublic.addSubnet(network, prefix, 'ipv6');
 const nat64 = new BlockList();
 nat64.addSubnet('64:ff9b::', 96, 'ipv6');
 

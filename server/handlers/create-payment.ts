@@ -30,7 +30,11 @@ export async function createPayment(
     const json = JSON.stringify(shape(payment));
     await save(payment, 200, json);
     if (await store.takeFault(org.id, 'internal_error_after_commit')) {
-      throw new ApiError(500, 'internal_error', 'Something went wrong on our side after the payment was saved. Retry with the same Idempotency-Key.');
+      throw new ApiError(
+        500,
+        'internal_error',
+        'Something went wrong on our side after the payment was saved. Retry with the same Idempotency-Key.',
+      );
     }
     return { status: 200, json };
   };

@@ -18,7 +18,13 @@ const FORM = 'application/x-www-form-urlencoded';
 
 export async function createAccessToken(c: Context, scope: Scope): Promise<Reply> {
   // A JSON body with the right fields is still refused: the document requires a form.
-  if (String(c.request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase() !== FORM) return MALFORMED;
+  if (
+    String(c.request.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
+      .toLowerCase() !== FORM
+  )
+    return MALFORMED;
   const { clientId, clientSecret } = c.request.requestBody as { clientId: string; clientSecret: string };
   const { store, tokens } = scope.services;
   const apiKey = await store.getApiKey(clientId);

@@ -89,7 +89,8 @@ export function parseBody(raw: Buffer, type: string): ParsedBody {
   if (isJson(type)) {
     // JSON is UTF-8 (RFC 8259; a charset parameter has no effect). Decoding other bytes
     // would store U+FFFD in place of what was sent.
-    if (!isUtf8(raw)) throw validationFailed([{ field: '', constraints: { utf8: 'The request body must be valid UTF-8' } }]);
+    if (!isUtf8(raw))
+      throw validationFailed([{ field: '', constraints: { utf8: 'The request body must be valid UTF-8' } }]);
     const text = raw.toString('utf8');
     let value: unknown;
     try {
@@ -98,7 +99,12 @@ export function parseBody(raw: Buffer, type: string): ParsedBody {
       return { value: text, inexact: NONE };
     }
     if (deeperThan(value, MAX_DEPTH)) {
-      throw validationFailed([{ field: '', constraints: { maxDepth: `The request body must not be nested more than ${MAX_DEPTH} levels deep` } }]);
+      throw validationFailed([
+        {
+          field: '',
+          constraints: { maxDepth: `The request body must not be nested more than ${MAX_DEPTH} levels deep` },
+        },
+      ]);
     }
     // openapi-backend parses string bodies again, so a JSON string goes on as its JSON
     // text: parsed once more it is a string, which the schema refuses.

@@ -29,14 +29,18 @@ export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `N
 
 /** 405 with the `Allow` header RFC 9110 15.5.6 asks for: the methods the path does take. */
 export const methodNotAllowed = (method: string, path: string, allowed: readonly string[]) =>
-  new ApiError(405, 'method_not_allowed', `${method.toUpperCase()} is not supported on ${path}.`, null, undefined, { allow: allowed.join(', ') });
+  new ApiError(405, 'method_not_allowed', `${method.toUpperCase()} is not supported on ${path}.`, null, undefined, {
+    allow: allowed.join(', '),
+  });
 
 export function validationFailed(details: ErrorDetail[]): ApiError {
   // `param` names the field only when exactly one field is to blame.
   const fields = [...new Set(details.map((d) => d.field))];
   const param = fields.length === 1 && fields[0] !== '' ? fields[0]! : null;
   const message =
-    fields.length === 1 ? Object.values(details[0]!.constraints)[0] ?? 'Invalid request.' : `${fields.length} fields are invalid.`;
+    fields.length === 1
+      ? (Object.values(details[0]!.constraints)[0] ?? 'Invalid request.')
+      : `${fields.length} fields are invalid.`;
   return new ApiError(400, 'validation_failed', message, param, details);
 }
 

@@ -25,7 +25,10 @@ export function sentTwice(req: IncomingMessage, name: string): boolean {
 export function unreadableCoding(req: IncomingMessage): { field: string; problem: string } | undefined {
   const content = req.headers['content-encoding'];
   if (content !== undefined && content.trim().toLowerCase() !== 'identity') {
-    return { field: 'Content-Encoding', problem: 'Send the request body uncompressed: no Content-Encoding is supported' };
+    return {
+      field: 'Content-Encoding',
+      problem: 'Send the request body uncompressed: no Content-Encoding is supported',
+    };
   }
   const transfer = req.headers['transfer-encoding'];
   if (transfer !== undefined && transfer.trim().toLowerCase() !== 'chunked') {

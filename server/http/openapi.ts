@@ -94,15 +94,20 @@ export class Backend<S> {
     api.router.getOperations = () => operations;
     // Routing and request parsing, precompiled once (see router.ts); the validator shares
     // this router object, so its own parse goes the same way.
-    const lean = new LeanRouter(operations, api.router.apiRoot, { parseRequest: api.router.parseRequest.bind(api.router) });
+    const lean = new LeanRouter(operations, api.router.apiRoot, {
+      parseRequest: api.router.parseRequest.bind(api.router),
+    });
     api.router.matchOperation = lean.matchOperation.bind(lean) as typeof api.router.matchOperation;
     api.router.parseRequest = lean.parseRequest.bind(lean);
     api.validator.validateRequest = leanValidateRequest(api.validator, api.router);
-    const queryNames = new Set(operations.flatMap((op) => (op.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : []))));
+    const queryNames = new Set(
+      operations.flatMap((op) => (op.parameters ?? []).flatMap((p) => ('in' in p && p.in === 'query' ? [p.name] : []))),
+    );
 
     const wrap = (h: Handler<S>) => (c: Context, scope: S) => h(c, scope);
     for (const [operationId, handler] of Object.entries(options.handlers)) api.register(operationId, wrap(handler));
-    for (const [name, check] of Object.entries(options.security)) api.registerSecurityHandler(name, (c: Context, scope: S) => check(c, scope));
+    for (const [name, check] of Object.entries(options.security))
+      api.registerSecurityHandler(name, (c: Context, scope: S) => check(c, scope));
     api.register({
       notFound: async () => {
         throw new ApiError(404, 'not_found', 'No such resource.');

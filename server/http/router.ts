@@ -73,7 +73,10 @@ export class LeanRouter {
     // Array.prototype.sort is stable, as lodash's orderBy is: ties keep document order.
     const paths = [...byPath.keys()].sort((a, b) => specificity(b) - specificity(a));
     for (const path of paths) {
-      this.templates.push({ matches: new RegExp(`^${path.replace(TEMPLATE_PART, '[^/]+')}$`), byMethod: byPath.get(path)! });
+      this.templates.push({
+        matches: new RegExp(`^${path.replace(TEMPLATE_PART, '[^/]+')}$`),
+        byMethod: byPath.get(path)!,
+      });
       // As the library, a request path equal to a template's text is an exact match too.
       this.exact.set(path, byPath.get(path)!);
     }
@@ -97,7 +100,11 @@ export class LeanRouter {
       const operation = template.byMethod.get(method);
       if (operation) return operation;
     }
-    return fail(pathMatched ? '405-methodNotAllowed: this method is not registered for the route' : '404-notFound: no route matches request');
+    return fail(
+      pathMatched
+        ? '405-methodNotAllowed: this method is not registered for the route'
+        : '404-notFound: no route matches request',
+    );
   }
 
   /** The methods some operation of `path` takes, upper-case, HEAD wherever GET is (for 405's Allow). */
@@ -105,7 +112,8 @@ export class LeanRouter {
     const relative = this.normalizePath(normalizeRequest({ path, method: 'get' } as Request).path);
     const methods = new Set<string>();
     for (const method of this.exact.get(relative)?.keys() ?? []) methods.add(method);
-    for (const template of this.templates) if (template.matches.test(relative)) for (const method of template.byMethod.keys()) methods.add(method);
+    for (const template of this.templates)
+      if (template.matches.test(relative)) for (const method of template.byMethod.keys()) methods.add(method);
     if (methods.has('get')) methods.add('head');
     return [...methods].map((m) => m.toUpperCase()).sort();
   }
@@ -113,7 +121,8 @@ export class LeanRouter {
   /** As `OpenAPIRouter.parseRequest`: a new object on every call, as the handlers may change it. */
   parseRequest(req: Request, operation?: Operation): ParsedRequest {
     const rawHeaders = (req.headers ?? {}) as Record<string, string | string[] | undefined>;
-    if (req.query === undefined || typeof req.query !== 'object' || hasCookie(rawHeaders)) return this.fallback.parseRequest(req, operation);
+    if (req.query === undefined || typeof req.query !== 'object' || hasCookie(rawHeaders))
+      return this.fallback.parseRequest(req, operation);
 
     let requestBody = req.body;
     if (req.body && typeof req.body !== 'object') {
@@ -141,7 +150,16 @@ export class LeanRouter {
     // A literal, not `{ ...req, ... }`: spreading then adding this many properties makes
     // V8 build a slow dictionary-mode object (microseconds per request). The server's
     // requests carry exactly these fields (RequestInput in openapi.ts).
-    return { method: normalized.method, path: normalized.path, body: req.body, params, headers, query, cookies: {}, requestBody } as ParsedRequest;
+    return {
+      method: normalized.method,
+      path: normalized.path,
+      body: req.body,
+      params,
+      headers,
+      query,
+      cookies: {},
+      requestBody,
+    } as ParsedRequest;
   }
 
   private normalizePath(input: string): string {
@@ -170,7 +188,8 @@ function compile(operation: Operation): Compiled {
   const queryDecoders = new Map<string, QueryParameter>();
   for (const parameter of (operation.parameters ?? []) as Array<QueryParameter & { in?: string; $ref?: string }>) {
     if ('$ref' in parameter || parameter?.in !== 'query' || queryDecoders.has(parameter.name)) continue;
-    if (parameter.content?.['application/json'] || parameter.explode === false) queryDecoders.set(parameter.name, parameter);
+    if (parameter.content?.['application/json'] || parameter.explode === false)
+      queryDecoders.set(parameter.name, parameter);
   }
   return { params, names, queryDecoders };
 }

@@ -19,12 +19,16 @@ interface Parameter {
   schema?: { type?: unknown };
 }
 
-export function leanValidateRequest(validator: OpenAPIValidator, router: Pick<OpenAPIRouter, 'matchOperation' | 'getOperation' | 'parseRequest'>) {
+export function leanValidateRequest(
+  validator: OpenAPIValidator,
+  router: Pick<OpenAPIRouter, 'matchOperation' | 'getOperation' | 'parseRequest'>,
+) {
   return function validateRequest(req: Request, given?: Operation | string): ValidationResult<Request> {
     const errors: ErrorObject[] = [];
     const coerced: Request = { ...req };
     const result: ValidationResult<Request> = { valid: true, coerced, errors };
-    const operation = given === undefined ? router.matchOperation(req) : typeof given === 'string' ? router.getOperation(given) : given;
+    const operation =
+      given === undefined ? router.matchOperation(req) : typeof given === 'string' ? router.getOperation(given) : given;
     if (!operation || !operation.operationId) throw new Error('Unknown operation');
     const validators = validator.getRequestValidatorsForOperation(operation.operationId) || [];
     const { params, query, headers, cookies, requestBody } = router.parseRequest(req, operation);
@@ -32,7 +36,9 @@ export function leanValidateRequest(validator: OpenAPIValidator, router: Pick<Op
     if (query) {
       for (const name of Object.keys(query)) {
         if (typeof query[name] !== 'string') continue;
-        const parameter = ((operation.parameters ?? []) as Parameter[]).find((p) => p.name === name && p.in === 'query');
+        const parameter = ((operation.parameters ?? []) as Parameter[]).find(
+          (p) => p.name === name && p.in === 'query',
+        );
         if (parameter?.schema && parameter.schema.type === 'array') query[name] = [query[name] as string];
       }
     }
@@ -50,11 +56,19 @@ export function leanValidateRequest(validator: OpenAPIValidator, router: Pick<Op
         try {
           JSON.parse(`${req.body}`);
         } catch (err) {
-          if (err instanceof Error) errors.push({ keyword: 'parse', instancePath: '', schemaPath: '#/requestBody', params: [] as never, message: err.message });
+          if (err instanceof Error)
+            errors.push({
+              keyword: 'parse',
+              instancePath: '',
+              schemaPath: '#/requestBody',
+              params: [] as never,
+              message: err.message,
+            });
         }
       }
     }
-    if (typeof requestBody === 'object' || headers['content-type'] === 'application/json') parameters.requestBody = requestBody;
+    if (typeof requestBody === 'object' || headers['content-type'] === 'application/json')
+      parameters.requestBody = requestBody;
 
     for (const validate of validators) {
       validate(parameters);

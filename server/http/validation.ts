@@ -41,7 +41,9 @@ function describe(error: ErrorObject, field: string): [name: string, message: st
     case 'exclusiveMinimum':
       return ['min', `${subject} must be greater than ${p.limit}`];
     case 'multipleOf':
-      return p.multipleOf === 0.01 ? ['decimalPlaces', `${subject} must have at most 2 decimal places`] : ['multipleOf', `${subject} must be a multiple of ${p.multipleOf}`];
+      return p.multipleOf === 0.01
+        ? ['decimalPlaces', `${subject} must have at most 2 decimal places`]
+        : ['multipleOf', `${subject} must be a multiple of ${p.multipleOf}`];
     case 'maxLength':
       return ['maxLength', `${subject} must be at most ${p.limit} characters`];
     case 'minLength':
@@ -49,7 +51,9 @@ function describe(error: ErrorObject, field: string): [name: string, message: st
     case 'pattern':
       return ['matches', `${subject} must match ${p.pattern}`];
     case 'format':
-      return p.format === 'uri' ? ['isUrl', `${subject} must be a valid absolute URL`] : ['format', `${subject} must be a valid ${p.format}`];
+      return p.format === 'uri'
+        ? ['isUrl', `${subject} must be a valid absolute URL`]
+        : ['format', `${subject} must be a valid ${p.format}`];
     case 'enum':
       return ['isIn', `${subject} must be one of: ${(p.allowedValues as unknown[]).join(', ')}`];
     case 'const':

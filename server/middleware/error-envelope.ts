@@ -33,7 +33,11 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         error = caught;
       } else {
         log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
-        error = new ApiError(500, 'internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
+        error = new ApiError(
+          500,
+          'internal_error',
+          'Something went wrong on our side. Retry with exponential backoff.',
+        );
       }
       for (const [name, value] of Object.entries(error.headers ?? {})) ctx.res.setHeader(name, value);
       respondJson(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)));

@@ -71,21 +71,47 @@ function details(org: Organisation, payment: Payment): string {
     ['Reference', payment.reference],
     ...(payment.particulars ? [['Particulars', payment.particulars] as [string, string]] : []),
     ['Code', payment.code],
-    ['Pay by', railsOf(payment).map((r) => RAILS[r]).join(' or ')],
+    [
+      'Pay by',
+      railsOf(payment)
+        .map((r) => RAILS[r])
+        .join(' or '),
+    ],
   ];
   return `    <h1>Pay ${escapeHtml(org.name)}</h1>
     <dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
 }
 
-export function renderPage(org: Organisation, payment: Payment, now: number, action: string, result?: string): { status: number; html: string } {
+export function renderPage(
+  org: Organisation,
+  payment: Payment,
+  now: number,
+  action: string,
+  result?: string,
+): { status: number; html: string } {
   const status = statusAt(payment, now);
   if (status === 'completed') {
-    return { status: 200, html: layout('Payment complete', `    <h1>Payment complete</h1>\n    <p role="status">This payment to ${escapeHtml(org.name)} (${escapeHtml(money(payment))}, reference ${escapeHtml(payment.reference)}) has been made. You can close this page.</p>`) };
+    return {
+      status: 200,
+      html: layout(
+        'Payment complete',
+        `    <h1>Payment complete</h1>\n    <p role="status">This payment to ${escapeHtml(org.name)} (${escapeHtml(money(payment))}, reference ${escapeHtml(payment.reference)}) has been made. You can close this page.</p>`,
+      ),
+    };
   }
   if (status === 'expired') {
-    return { status: 410, html: layout('Payment request expired', `    <h1>This payment request has expired</h1>\n    <p role="alert">Nothing was taken. Ask ${escapeHtml(org.name)} for a new payment request.</p>`) };
+    return {
+      status: 410,
+      html: layout(
+        'Payment request expired',
+        `    <h1>This payment request has expired</h1>\n    <p role="alert">Nothing was taken. Ask ${escapeHtml(org.name)} for a new payment request.</p>`,
+      ),
+    };
   }
-  const message = result && RESULTS[result] ? `\n    <p class="status" role="${result === 'declined' ? 'alert' : 'status'}">${RESULTS[result]}</p>` : '';
+  const message =
+    result && RESULTS[result]
+      ? `\n    <p class="status" role="${result === 'declined' ? 'alert' : 'status'}">${RESULTS[result]}</p>`
+      : '';
   const forms =
     payment.mode === 'test'
       ? `\n    <p class="note">Test mode: no money moves. Choose what the payment does.</p>` +
@@ -117,18 +143,30 @@ export function hostedPage(services: Services): Middleware {
     const kind = section === 'links' ? 'payment_link' : section === 'transactions' ? 'legacy' : 'checkout_session';
     const payment = await services.store.findPayment(by).catch(() => undefined);
     const org = payment?.kind === kind ? await services.store.getOrganisation(payment.orgId) : undefined;
-    ctx.set('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'");
+    ctx.set(
+      'content-security-policy',
+      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+    );
     ctx.set('cache-control', 'no-store');
     if (!payment || !org) {
       ctx.status = 404;
       ctx.type = 'text/html; charset=utf-8';
-      ctx.body = layout('Payment not found', '    <h1>Payment not found</h1>\n    <p role="alert">This payment link is not valid. Check the address, or ask the merchant for a new one.</p>');
+      ctx.body = layout(
+        'Payment not found',
+        '    <h1>Payment not found</h1>\n    <p role="alert">This payment link is not valid. Check the address, or ask the merchant for a new one.</p>',
+      );
       return;
     }
     const page = section ? `/pay/${section}/${payment.transactionId}` : `/pay/${payment.sessionId}`;
     if (!attempts) {
       if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-      const rendered = renderPage(org, payment, orgNow(org), `${page}/attempts`, ctx.query.result as string | undefined);
+      const rendered = renderPage(
+        org,
+        payment,
+        orgNow(org),
+        `${page}/attempts`,
+        ctx.query.result as string | undefined,
+      );
       ctx.status = rendered.status;
       ctx.type = 'text/html; charset=utf-8';
       ctx.body = rendered.html;
@@ -138,7 +176,11 @@ export function hostedPage(services: Services): Middleware {
     const form = new URLSearchParams((ctx.state.rawBody as Buffer).toString('utf8'));
     const rail = form.get('rail');
     const outcome = form.get('outcome');
-    if (payment.mode !== 'test' || (rail !== 'card' && rail !== 'open_banking') || !OUTCOMES.some(([o]) => o === outcome)) {
+    if (
+      payment.mode !== 'test' ||
+      (rail !== 'card' && rail !== 'open_banking') ||
+      !OUTCOMES.some(([o]) => o === outcome)
+    ) {
       seeOther(ctx, page);
       return;
     }

@@ -36,10 +36,19 @@ export async function payerAttempt(scope: Scope, payment: Payment, rail: Rail, o
     const delivery = webhooks.deliver(result.webhook);
     if (rail === 'open_banking') await delivery;
   }
-  return { payment: result.payment, now, redirectTo: outcome === 'succeeded' ? redirectAfterSuccess(result.payment) : null };
+  return {
+    payment: result.payment,
+    now,
+    redirectTo: outcome === 'succeeded' ? redirectAfterSuccess(result.payment) : null,
+  };
 }
 
-async function paymentFor(scope: Scope, by: { transactionId: string } | { sessionId: string }, kind: Payment['kind'], what: string) {
+async function paymentFor(
+  scope: Scope,
+  by: { transactionId: string } | { sessionId: string },
+  kind: Payment['kind'],
+  what: string,
+) {
   const payment = await scope.services.store.findPayment(by);
   if (payment?.kind !== kind) throw notFound(what);
   return payment;
@@ -77,35 +86,67 @@ export const sandboxHandlers = {
   },
 
   async createCheckoutSessionAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(scope, { sessionId: String(c.request.params.id) }, 'checkout_session', 'checkout session');
+    const payment = await paymentFor(
+      scope,
+      { sessionId: String(c.request.params.id) },
+      'checkout_session',
+      'checkout session',
+    );
     const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
     const done = await payerAttempt(scope, payment, rail, outcome);
     return ok({ session: sessionReadShape(done.payment, done.now), redirectTo: done.redirectTo });
   },
 
   async createPaymentLinkAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(scope, { transactionId: String(c.request.params.id) }, 'payment_link', 'payment link');
+    const payment = await paymentFor(
+      scope,
+      { transactionId: String(c.request.params.id) },
+      'payment_link',
+      'payment link',
+    );
     const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
     const done = await payerAttempt(scope, payment, rail, outcome);
-    return ok({ paymentLink: paymentLinkShape(done.payment, scope.services.publicUrl, done.now), redirectTo: done.redirectTo });
+    return ok({
+      paymentLink: paymentLinkShape(done.payment, scope.services.publicUrl, done.now),
+      redirectTo: done.redirectTo,
+    });
   },
 
   async createTransactionAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(scope, { transactionId: String(c.request.params.transactionId) }, 'legacy', 'transaction');
+    const payment = await paymentFor(
+      scope,
+      { transactionId: String(c.request.params.transactionId) },
+      'legacy',
+      'transaction',
+    );
     const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
     const done = await payerAttempt(scope, payment, rail, outcome);
-    return ok({ transaction: legacyTransactionShape(done.payment, scope.services.publicUrl, done.now), redirectTo: done.redirectTo });
+    return ok({
+      transaction: legacyTransactionShape(done.payment, scope.services.publicUrl, done.now),
+      redirectTo: done.redirectTo,
+    });
   },
 
   async listWebhookDeliveries(c: Context, scope: Scope) {
-    const { transactionId, checkoutSessionId } = c.request.query as { transactionId?: string; checkoutSessionId?: string };
+    const { transactionId, checkoutSessionId } = c.request.query as {
+      transactionId?: string;
+      checkoutSessionId?: string;
+    };
     if ((transactionId === undefined) === (checkoutSessionId === undefined)) {
       // Neither: the query as a whole is to blame; both: each of them (param null either way).
       const fields = transactionId === undefined ? [''] : ['transactionId', 'checkoutSessionId'];
       const constraints = { exactlyOne: 'Give exactly one of transactionId and checkoutSessionId' };
-      throw new ApiError(400, 'validation_failed', 'Give exactly one of transactionId and checkoutSessionId.', null, fields.map((field) => ({ field, constraints })));
+      throw new ApiError(
+        400,
+        'validation_failed',
+        'Give exactly one of transactionId and checkoutSessionId.',
+        null,
+        fields.map((field) => ({ field, constraints })),
+      );
     }
-    const payment = await scope.services.store.findPayment(transactionId !== undefined ? { transactionId } : { sessionId: checkoutSessionId! });
+    const payment = await scope.services.store.findPayment(
+      transactionId !== undefined ? { transactionId } : { sessionId: checkoutSessionId! },
+    );
     if (!payment) throw notFound('payment');
     const deliveries = await scope.services.store.listDeliveries(payment.transactionId);
     return ok({

@@ -68,7 +68,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('expires_at', 'integer', (c) => c.notNull())
         .addPrimaryKeyConstraint('idempotency_keys_pk', ['org_id', 'mode', 'key'])
         .execute();
-      await db.schema.createIndex('idempotency_keys_expiry').on('idempotency_keys').columns(['org_id', 'expires_at']).execute();
+      await db.schema
+        .createIndex('idempotency_keys_expiry')
+        .on('idempotency_keys')
+        .columns(['org_id', 'expires_at'])
+        .execute();
       await db.schema
         .createTable('faults')
         .addColumn('org_id', 'text', (c) => c.notNull())
@@ -96,7 +100,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('next_attempt_at', 'integer', (c) => c.notNull())
         .addColumn('state', 'text', (c) => c.notNull())
         .execute();
-      await db.schema.createIndex('webhook_outbox_due').on('webhook_outbox').columns(['state', 'next_attempt_at']).execute();
+      await db.schema
+        .createIndex('webhook_outbox_due')
+        .on('webhook_outbox')
+        .columns(['state', 'next_attempt_at'])
+        .execute();
       await db.schema
         .createTable('webhook_deliveries')
         .addColumn('id', 'integer', (c) => c.primaryKey().autoIncrement())
@@ -111,7 +119,11 @@ const migrations: Record<string, Migration> = {
         .addColumn('final', 'integer', (c) => c.notNull())
         .addColumn('done', 'integer', (c) => c.notNull().defaultTo(0))
         .execute();
-      await db.schema.createIndex('webhook_deliveries_transaction').on('webhook_deliveries').columns(['transaction_id', 'id']).execute();
+      await db.schema
+        .createIndex('webhook_deliveries_transaction')
+        .on('webhook_deliveries')
+        .columns(['transaction_id', 'id'])
+        .execute();
     },
   },
   // Which create a key was used on: the same key on another create endpoint is another

@@ -9,7 +9,19 @@ import Database from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, sql, type Generated, type Selectable } from 'kysely';
 import { checkpointInBackground } from '../background.ts';
 import { migrationProvider } from './migrations.ts';
-import type { ApiKey, DeliveryRecord, FaultKind, IdempotencyRecord, Mode, Organisation, OutboxEntry, Payment, PaymentKind, PaymentUpdate, Store } from './types.ts';
+import type {
+  ApiKey,
+  DeliveryRecord,
+  FaultKind,
+  IdempotencyRecord,
+  Mode,
+  Organisation,
+  OutboxEntry,
+  Payment,
+  PaymentKind,
+  PaymentUpdate,
+  Store,
+} from './types.ts';
 
 interface OrganisationsTable {
   id: string;
@@ -221,7 +233,11 @@ function withStatementCache(database: Database.Database) {
  * compiling and async connection queue cost more than SQLite's own work. Arguments are
  * passed as sentinels at compile time to learn where each one goes.
  */
-function precompile<A extends unknown[]>(database: Database.Database, build: (...args: A) => { compile(): { sql: string; parameters: readonly unknown[] } }, arity: A['length']) {
+function precompile<A extends unknown[]>(
+  database: Database.Database,
+  build: (...args: A) => { compile(): { sql: string; parameters: readonly unknown[] } },
+  arity: A['length'],
+) {
   const sentinels = Array.from({ length: arity }, (_, i) => `\u0000arg${i}\u0000`) as unknown as A;
   const { sql: text, parameters } = build(...sentinels).compile();
   const positions = parameters.map((p) => (sentinels as unknown[]).indexOf(p));
@@ -234,12 +250,40 @@ function precompile<A extends unknown[]>(database: Database.Database, build: (..
 }
 
 const PAYMENT_COLUMNS = [
-  'transaction_id', 'kind', 'session_id', 'org_id', 'mode', 'status', 'amount_total', 'currency', 'checkout_method', 'reference',
-  'particulars', 'code', 'redirect_url', 'webhook_url', 'foreign_transaction_id', 'description', 'transaction_type', 'created_at',
-  'updated_at', 'expires_at', 'completed_at',
+  'transaction_id',
+  'kind',
+  'session_id',
+  'org_id',
+  'mode',
+  'status',
+  'amount_total',
+  'currency',
+  'checkout_method',
+  'reference',
+  'particulars',
+  'code',
+  'redirect_url',
+  'webhook_url',
+  'foreign_transaction_id',
+  'description',
+  'transaction_type',
+  'created_at',
+  'updated_at',
+  'expires_at',
+  'completed_at',
 ] as const satisfies ReadonlyArray<keyof PaymentsTable>;
 
-const IDEMPOTENCY_COLUMNS = ['org_id', 'mode', 'key', 'kind', 'fingerprint', 'status', 'body', 'created_at', 'expires_at'] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
+const IDEMPOTENCY_COLUMNS = [
+  'org_id',
+  'mode',
+  'key',
+  'kind',
+  'fingerprint',
+  'status',
+  'body',
+  'created_at',
+  'expires_at',
+] as const satisfies ReadonlyArray<keyof IdempotencyKeysTable>;
 
 /** Idempotency records deleted per statement by the clean-up (a few milliseconds' work). */
 export const CLEANUP_CHUNK = 1000;
@@ -293,27 +337,57 @@ export class SqliteStore implements Store {
   private precompileQueries() {
     const db = this.db;
     return {
-      paymentBySession: precompile(this.database, (orgId: string, sessionId: string) =>
-        db.selectFrom('payments').selectAll().where('session_id', '=', sessionId).where('org_id', '=', orgId), 2),
-      idempotency: precompile(this.database, (orgId: string, mode: string, key: string) =>
-        db.selectFrom('idempotency_keys').selectAll().where('org_id', '=', orgId).where('mode', '=', mode).where('key', '=', key), 3),
+      paymentBySession: precompile(
+        this.database,
+        (orgId: string, sessionId: string) =>
+          db.selectFrom('payments').selectAll().where('session_id', '=', sessionId).where('org_id', '=', orgId),
+        2,
+      ),
+      idempotency: precompile(
+        this.database,
+        (orgId: string, mode: string, key: string) =>
+          db
+            .selectFrom('idempotency_keys')
+            .selectAll()
+            .where('org_id', '=', orgId)
+            .where('mode', '=', mode)
+            .where('key', '=', key),
+        3,
+      ),
       // Inserts take one argument per column, in the order of the column lists above.
-      insertPayment: precompile(this.database, (...values: unknown[]) =>
-        db.insertInto('payments').values(Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, values[i]])) as never), PAYMENT_COLUMNS.length),
+      insertPayment: precompile(
+        this.database,
+        (...values: unknown[]) =>
+          db.insertInto('payments').values(Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, values[i]])) as never),
+        PAYMENT_COLUMNS.length,
+      ),
       // Claims a key: inserts its record, or replaces one past its 24 hours (it may still be
       // on disk until the next clean-up). A live record is left as it is, and nothing changes.
-      claimIdempotency: precompile(this.database, (...values: unknown[]) => {
-        const row = Object.fromEntries(IDEMPOTENCY_COLUMNS.map((c, i) => [c, values[i]])) as never as IdempotencyKeysTable;
-        return db
-          .insertInto('idempotency_keys')
-          .values(row)
-          .onConflict((oc) =>
-            oc
-              .columns(['org_id', 'mode', 'key'])
-              .doUpdateSet({ kind: row.kind, fingerprint: row.fingerprint, status: row.status, body: row.body, created_at: row.created_at, expires_at: row.expires_at })
-              .where('idempotency_keys.expires_at', '<=', row.created_at),
-          );
-      }, IDEMPOTENCY_COLUMNS.length),
+      claimIdempotency: precompile(
+        this.database,
+        (...values: unknown[]) => {
+          const row = Object.fromEntries(
+            IDEMPOTENCY_COLUMNS.map((c, i) => [c, values[i]]),
+          ) as never as IdempotencyKeysTable;
+          return db
+            .insertInto('idempotency_keys')
+            .values(row)
+            .onConflict((oc) =>
+              oc
+                .columns(['org_id', 'mode', 'key'])
+                .doUpdateSet({
+                  kind: row.kind,
+                  fingerprint: row.fingerprint,
+                  status: row.status,
+                  body: row.body,
+                  created_at: row.created_at,
+                  expires_at: row.expires_at,
+                })
+                .where('idempotency_keys.expires_at', '<=', row.created_at),
+            );
+        },
+        IDEMPOTENCY_COLUMNS.length,
+      ),
     };
   }
 
@@ -396,12 +470,19 @@ export class SqliteStore implements Store {
   }
 
   async countOrganisations(): Promise<number> {
-    const row = await this.db.selectFrom('organisations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('organisations')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async setClockOffset(orgId: string, clockOffsetMs: number): Promise<void> {
-    await this.db.updateTable('organisations').set({ clock_offset_ms: clockOffsetMs }).where('id', '=', orgId).execute();
+    await this.db
+      .updateTable('organisations')
+      .set({ clock_offset_ms: clockOffsetMs })
+      .where('id', '=', orgId)
+      .execute();
     this.organisations.delete(orgId);
   }
 
@@ -413,7 +494,13 @@ export class SqliteStore implements Store {
   async createApiKey(key: ApiKey): Promise<void> {
     await this.db
       .insertInto('api_keys')
-      .values({ client_id: key.clientId, org_id: key.orgId, mode: key.mode, secret_hash: key.secretHash, created_at: Date.now() })
+      .values({
+        client_id: key.clientId,
+        org_id: key.orgId,
+        mode: key.mode,
+        secret_hash: key.secretHash,
+        created_at: Date.now(),
+      })
       .execute();
     this.apiKeys.set(key.clientId, { ...key });
   }
@@ -422,7 +509,9 @@ export class SqliteStore implements Store {
     const cached = this.apiKeys.get(clientId);
     if (cached !== undefined) return cached ?? undefined;
     const row = await this.db.selectFrom('api_keys').selectAll().where('client_id', '=', clientId).executeTakeFirst();
-    const key = row ? { clientId: row.client_id, orgId: row.org_id, mode: row.mode as Mode, secretHash: row.secret_hash } : undefined;
+    const key = row
+      ? { clientId: row.client_id, orgId: row.org_id, mode: row.mode as Mode, secretHash: row.secret_hash }
+      : undefined;
     // Unknown ids are not cached: anyone can send them, and the cache must stay bounded.
     if (key) this.apiKeys.set(clientId, key);
     return key;
@@ -540,18 +629,30 @@ export class SqliteStore implements Store {
   }
 
   async getPayment(orgId: string, transactionId: string): Promise<Payment | undefined> {
-    const row = await this.db.selectFrom('payments').selectAll().where('transaction_id', '=', transactionId).where('org_id', '=', orgId).executeTakeFirst();
+    const row = await this.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('transaction_id', '=', transactionId)
+      .where('org_id', '=', orgId)
+      .executeTakeFirst();
     return row ? toPayment(row) : undefined;
   }
 
   async countPayments(orgId: string): Promise<number> {
-    const row = await this.db.selectFrom('payments').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    const row = await this.db
+      .selectFrom('payments')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
   }
 
   async findPayment(by: { transactionId: string } | { sessionId: string }): Promise<Payment | undefined> {
     let query = this.db.selectFrom('payments').selectAll();
-    query = 'transactionId' in by ? query.where('transaction_id', '=', by.transactionId) : query.where('session_id', '=', by.sessionId);
+    query =
+      'transactionId' in by
+        ? query.where('transaction_id', '=', by.transactionId)
+        : query.where('session_id', '=', by.sessionId);
     const row = await query.executeTakeFirst();
     return row ? toPayment(row) : undefined;
   }
@@ -577,7 +678,12 @@ export class SqliteStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const result = await trx
         .updateTable('payments')
-        .set({ status: update.status, transaction_type: update.transactionType, updated_at: update.updatedAt, completed_at: update.completedAt })
+        .set({
+          status: update.status,
+          transaction_type: update.transactionType,
+          updated_at: update.updatedAt,
+          completed_at: update.completedAt,
+        })
         .where('transaction_id', '=', transactionId)
         .where('status', '!=', 'completed')
         .executeTakeFirst();
@@ -609,7 +715,13 @@ export class SqliteStore implements Store {
       .innerJoin('organisations', 'organisations.id', 'webhook_outbox.org_id')
       .selectAll('webhook_outbox')
       .where('webhook_outbox.state', '=', 'pending')
-      .where(({ eb, ref }) => eb(ref('webhook_outbox.next_attempt_at'), '<=', sql<number>`${realNowMs} + ${ref('organisations.clock_offset_ms')}`))
+      .where(({ eb, ref }) =>
+        eb(
+          ref('webhook_outbox.next_attempt_at'),
+          '<=',
+          sql<number>`${realNowMs} + ${ref('organisations.clock_offset_ms')}`,
+        ),
+      )
       .orderBy('webhook_outbox.next_attempt_at')
       .limit(limit)
       .execute();
@@ -621,9 +733,16 @@ export class SqliteStore implements Store {
     return row ? toOutbox(row) : undefined;
   }
 
-  async startDelivery(entry: OutboxEntry, attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>): Promise<number> {
+  async startDelivery(
+    entry: OutboxEntry,
+    attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>,
+  ): Promise<number> {
     return this.db.transaction().execute(async (trx) => {
-      await trx.updateTable('webhook_outbox').set({ attempts_made: attempt.attempt }).where('id', '=', entry.id).execute();
+      await trx
+        .updateTable('webhook_outbox')
+        .set({ attempts_made: attempt.attempt })
+        .where('id', '=', entry.id)
+        .execute();
       const row = await trx
         .insertInto('webhook_deliveries')
         .values({
@@ -656,24 +775,49 @@ export class SqliteStore implements Store {
         .where('id', '=', deliveryId)
         .returning('outbox_id')
         .executeTakeFirstOrThrow();
-      await trx.updateTable('webhook_outbox').set({ state: next.state, next_attempt_at: next.nextAttemptAt }).where('id', '=', row.outbox_id).execute();
+      await trx
+        .updateTable('webhook_outbox')
+        .set({ state: next.state, next_attempt_at: next.nextAttemptAt })
+        .where('id', '=', row.outbox_id)
+        .execute();
     });
   }
 
   async interruptedDeliveries(): Promise<DeliveryRecord[]> {
-    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('done', '=', 0).orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('done', '=', 0)
+      .orderBy('id')
+      .execute();
     return rows.map(toDelivery);
   }
 
   async listDeliveries(transactionId: string): Promise<DeliveryRecord[]> {
-    const rows = await this.db.selectFrom('webhook_deliveries').selectAll().where('transaction_id', '=', transactionId).where('done', '=', 1).orderBy('id').execute();
+    const rows = await this.db
+      .selectFrom('webhook_deliveries')
+      .selectAll()
+      .where('transaction_id', '=', transactionId)
+      .where('done', '=', 1)
+      .orderBy('id')
+      .execute();
     return rows.map(toDelivery);
   }
 
   private getIdempotency(orgId: string, mode: Mode, key: string): IdempotencyRecord | undefined {
     const row = this.queries.idempotency.get(orgId, mode, key) as Selectable<IdempotencyKeysTable> | undefined;
     return row
-      ? { orgId: row.org_id, mode: row.mode as Mode, key: row.key, kind: row.kind as PaymentKind | null, fingerprint: row.fingerprint, status: row.status, body: row.body, createdAt: row.created_at, expiresAt: row.expires_at }
+      ? {
+          orgId: row.org_id,
+          mode: row.mode as Mode,
+          key: row.key,
+          kind: row.kind as PaymentKind | null,
+          fingerprint: row.fingerprint,
+          status: row.status,
+          body: row.body,
+          createdAt: row.created_at,
+          expiresAt: row.expires_at,
+        }
       : undefined;
   }
 
@@ -715,7 +859,10 @@ export class SqliteStore implements Store {
         .where('expires_at', '<=', realNowMs + org.clock_offset_ms)
         .limit(CLEANUP_CHUNK);
       for (;;) {
-        const result = await this.db.deleteFrom('idempotency_keys').where(sql<number>`rowid`, 'in', expired).executeTakeFirst();
+        const result = await this.db
+          .deleteFrom('idempotency_keys')
+          .where(sql<number>`rowid`, 'in', expired)
+          .executeTakeFirst();
         deleted += Number(result.numDeletedRows);
         if (Number(result.numDeletedRows) < CLEANUP_CHUNK) break;
         await new Promise((resolve) => setImmediate(resolve));

@@ -148,14 +148,25 @@ export interface Store {
    * Applies an attempt's outcome, and queues its webhook in the same transaction. False
    * (nothing written) when the payment completed meanwhile.
    */
-  updatePayment(transactionId: string, update: PaymentUpdate, webhook?: Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>): Promise<OutboxEntry | undefined | false>;
+  updatePayment(
+    transactionId: string,
+    update: PaymentUpdate,
+    webhook?: Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>,
+  ): Promise<OutboxEntry | undefined | false>;
 
   /** Pending webhooks whose next attempt is due on their organisation's clock. */
   dueWebhooks(realNowMs: number, limit: number): Promise<OutboxEntry[]>;
   getWebhook(id: number): Promise<OutboxEntry | undefined>;
   /** Records an attempt as started (it counts even if the process dies during it). */
-  startDelivery(entry: OutboxEntry, attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>): Promise<number>;
-  finishDelivery(deliveryId: number, result: { responseStatus: number | null; error: string | null; final: boolean }, next: { state: OutboxEntry['state']; nextAttemptAt: number }): Promise<void>;
+  startDelivery(
+    entry: OutboxEntry,
+    attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>,
+  ): Promise<number>;
+  finishDelivery(
+    deliveryId: number,
+    result: { responseStatus: number | null; error: string | null; final: boolean },
+    next: { state: OutboxEntry['state']; nextAttemptAt: number },
+  ): Promise<void>;
   /** Attempts a crash left unfinished: recorded as failed, so their count carries on. */
   interruptedDeliveries(): Promise<DeliveryRecord[]>;
   listDeliveries(transactionId: string): Promise<DeliveryRecord[]>;

@@ -26,7 +26,8 @@ export const RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE] as const;
 
 const isSuccess = (status: number | null) => status !== null && status >= 200 && status < 300;
 /** A 4xx other than 408 (timeout) and 429 (rate limit) says retrying will not help. */
-const isFinalStatus = (status: number | null) => status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
+const isFinalStatus = (status: number | null) =>
+  status !== null && status >= 400 && status < 500 && status !== 408 && status !== 429;
 
 export class WebhookDispatcher {
   private readonly running = new Map<number, Promise<void>>();
@@ -42,7 +43,11 @@ export class WebhookDispatcher {
   async start(): Promise<void> {
     for (const interrupted of await this.store.interruptedDeliveries()) {
       const entry = await this.store.getWebhook(interrupted.outboxId);
-      if (entry) await this.conclude(entry, interrupted.id, interrupted.attempt, { status: null, error: 'interrupted: the service stopped during this attempt' });
+      if (entry)
+        await this.conclude(entry, interrupted.id, interrupted.attempt, {
+          status: null,
+          error: 'interrupted: the service stopped during this attempt',
+        });
     }
     const poll = () => {
       if (this.stopped) return;
@@ -81,7 +86,9 @@ export class WebhookDispatcher {
     if (!org || entry.state !== 'pending') return;
     const attempt = entry.attemptsMade + 1;
     const unsigned = entry.legacy || (await this.store.takeFault(org.id, 'signing_secret_unavailable'));
-    const headers: Record<string, string> = unsigned ? {} : { [SIGNATURE_HEADER]: signWebhook(entry.body, org.webhookSecret) };
+    const headers: Record<string, string> = unsigned
+      ? {}
+      : { [SIGNATURE_HEADER]: signWebhook(entry.body, org.webhookSecret) };
     const deliveryId = await this.store.startDelivery(entry, {
       outboxId: entry.id,
       transactionId: entry.transactionId,
@@ -102,10 +109,23 @@ export class WebhookDispatcher {
     const final = delivered || Boolean(result.refused) || isFinalStatus(result.status) || attempt >= maxAttempts;
     const state: OutboxEntry['state'] = delivered ? 'delivered' : final ? 'failed' : 'pending';
     const nextAttemptAt = final ? now : now + RETRY_DELAYS_MS[attempt - 1]!;
-    await this.store.finishDelivery(deliveryId, { responseStatus: result.status, error: result.error, final }, { state, nextAttemptAt });
+    await this.store.finishDelivery(
+      deliveryId,
+      { responseStatus: result.status, error: result.error, final },
+      { state, nextAttemptAt },
+    );
     if (!delivered) {
       this.log.warn(
-        { alert: 'webhook_delivery_failed', transactionId: entry.transactionId, target: new URL(entry.url).origin, attempt, status: result.status, error: result.error, final, rail: entry.rail },
+        {
+          alert: 'webhook_delivery_failed',
+          transactionId: entry.transactionId,
+          target: new URL(entry.url).origin,
+          attempt,
+          status: result.status,
+          error: result.error,
+          final,
+          rail: entry.rail,
+        },
         final ? 'webhook delivery failed; no further attempt' : 'webhook delivery failed; will retry',
       );
     }

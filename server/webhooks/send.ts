@@ -22,7 +22,11 @@ export interface SendResult {
 
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
-export type Resolver = (hostname: string, options: { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type Resolver = (
+  hostname: string,
+  options: { all: true },
+  callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /** dns.lookup, refusing addresses this mode may not reach. */
 function guardedLookup(mode: Mode, httpOnly: boolean, resolve: Resolver) {
@@ -31,7 +35,9 @@ function guardedLookup(mode: Mode, httpOnly: boolean, resolve: Resolver) {
       if (err) return callback(err, []);
       const allowed = (a: LookupAddress) => (httpOnly ? isLoopbackHost(a.address) : reachableFor(mode, a.address));
       if (addresses.length === 0 || !addresses.every(allowed)) {
-        const refusal = Object.assign(new Error(`address of ${hostname} is not allowed for ${mode} mode`), { code: 'EADDRNOTALLOWED' });
+        const refusal = Object.assign(new Error(`address of ${hostname} is not allowed for ${mode} mode`), {
+          code: 'EADDRNOTALLOWED',
+        });
         return callback(refusal, []);
       }
       if (options.all) return callback(null, addresses);
@@ -65,17 +71,30 @@ export function sendWebhook(
     const request = client.request(url, {
       method: 'POST',
       agent: false,
-      headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'payment-service-webhooks/1.0', connection: 'close' },
+      headers: {
+        ...headers,
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+        'user-agent': 'payment-service-webhooks/1.0',
+        connection: 'close',
+      },
       // Literal addresses were checked by refuseWebhookUrl; names are checked as they resolve.
       ...(literal ? {} : { lookup: guardedLookup(mode, url.protocol === 'http:', resolver) as never }),
     });
-    const timer = setTimeout(() => finish({ status: null, error: `no answer within ${timeoutMs / 1000} seconds` }), timeoutMs);
+    const timer = setTimeout(
+      () => finish({ status: null, error: `no answer within ${timeoutMs / 1000} seconds` }),
+      timeoutMs,
+    );
     request.on('response', (response) => {
       response.resume();
       finish({ status: response.statusCode ?? null, error: null });
     });
     request.on('error', (error: NodeJS.ErrnoException) => {
-      finish({ status: null, error: error.code === 'EADDRNOTALLOWED' ? error.message : `${error.code ?? 'error'}: ${error.message}`, refused: error.code === 'EADDRNOTALLOWED' });
+      finish({
+        status: null,
+        error: error.code === 'EADDRNOTALLOWED' ? error.message : `${error.code ?? 'error'}: ${error.message}`,
+        refused: error.code === 'EADDRNOTALLOWED',
+      });
     });
     request.end(body);
   });

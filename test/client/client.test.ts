@@ -39,7 +39,10 @@ interface Sent {
 }
 
 /** A client of `org`'s test key whose traffic is recorded and checked against the description. */
-function clientFor(org: Pick<Org, 'apiKeys'>, options: Partial<PaymentClientOptions> & { alter?: (request: Request) => Request } = {}) {
+function clientFor(
+  org: Pick<Org, 'apiKeys'>,
+  options: Partial<PaymentClientOptions> & { alter?: (request: Request) => Request } = {},
+) {
   const sent: Sent[] = [];
   const client = createPaymentClient({
     baseUrl: t.url,
@@ -53,14 +56,25 @@ function clientFor(org: Pick<Org, 'apiKeys'>, options: Partial<PaymentClientOpti
       const response = await fetch(request);
       const text = await response.clone().text();
       const url = new URL(request.url);
-      sent.push({ method: request.method, path: url.pathname, headers: request.headers, body, status: response.status });
+      sent.push({
+        method: request.method,
+        path: url.pathname,
+        headers: request.headers,
+        body,
+        status: response.status,
+      });
       let parsed: unknown = text;
       try {
         parsed = JSON.parse(text);
       } catch {
         // reported by the contract check below
       }
-      const problems = contractProblems(request.method, url.pathname, { status: response.status, headers: response.headers, body: parsed, text });
+      const problems = contractProblems(request.method, url.pathname, {
+        status: response.status,
+        headers: response.headers,
+        body: parsed,
+        text,
+      });
       if (problems.length > 0) throw new Error(problems.join('\n'));
       return response;
     },
@@ -80,7 +94,10 @@ describe('tokens', () => {
     const [request] = tokenRequests();
     expect(request!.method).toBe('POST');
     expect(request!.headers.get('content-type')).toBe('application/x-www-form-urlencoded');
-    expect(Object.fromEntries(new URLSearchParams(request!.body))).toEqual({ clientId: org.apiKeys.test.clientId, clientSecret: org.apiKeys.test.clientSecret });
+    expect(Object.fromEntries(new URLSearchParams(request!.body))).toEqual({
+      clientId: org.apiKeys.test.clientId,
+      clientSecret: org.apiKeys.test.clientSecret,
+    });
   });
 
   it('shares one token request among concurrent first calls', async () => {
@@ -156,7 +173,9 @@ describe('tokens', () => {
 
   it('reports the token endpoint string errors with their status', async () => {
     const org = await t.organisation();
-    const wrong = clientFor({ apiKeys: { ...org.apiKeys, test: { clientId: org.apiKeys.test.clientId, clientSecret: 'not-the-secret' } } });
+    const wrong = clientFor({
+      apiKeys: { ...org.apiKeys, test: { clientId: org.apiKeys.test.clientId, clientSecret: 'not-the-secret' } },
+    });
     const unauthorised = await failure(wrong.client.getCheckoutSession('cs_anything'));
     expect(unauthorised).toBeInstanceOf(AuthenticationError);
     expect(unauthorised).toMatchObject({ status: 401, code: null, param: null, docUrl: null });
@@ -175,13 +194,26 @@ describe('idempotency keys and retries', () => {
     const org = await t.organisation();
     const { client, sent } = clientFor(org);
     await client.createCheckoutSession(order());
-    await client.createPaymentLink({ amount: { total: 10 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/', checkoutMethod: 'card' });
-    await client.api.POST('/api/transaction', { body: { amount: { total: 10 }, creditorReference: { reference: 'LEG-1' }, redirectUrl: 'https://shop.example.com/', checkoutMethod: 'card' } as never });
+    await client.createPaymentLink({
+      amount: { total: 10 },
+      creditorReference: { reference: 'LINK-1' },
+      redirectUrl: 'https://shop.example.com/',
+      checkoutMethod: 'card',
+    });
+    await client.api.POST('/api/transaction', {
+      body: {
+        amount: { total: 10 },
+        creditorReference: { reference: 'LEG-1' },
+        redirectUrl: 'https://shop.example.com/',
+        checkoutMethod: 'card',
+      } as never,
+    });
     await client.createCheckoutSession(order(), { idempotencyKey: 'order-1001' });
     const creates = sent.filter((s) => s.method === 'POST' && s.path !== '/api/token');
     expect(creates).toHaveLength(4);
     const keys = creates.map((s) => s.headers.get('idempotency-key'));
-    for (const key of keys.slice(0, 3)) expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    for (const key of keys.slice(0, 3))
+      expect(key).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(new Set(keys).size).toBe(4);
     expect(keys[3]).toBe('order-1001');
     expect(sent.filter((s) => s.method === 'GET').every((s) => !s.headers.has('idempotency-key'))).toBe(true);
@@ -225,7 +257,11 @@ describe('errors', () => {
   it('maps validation_failed with every failing field', async () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
-    const error = await failure(client.createCheckoutSession(order({ amount: { total: 10000.01 }, creditorReference: { reference: 'THIRTEEN-CHAR' } })));
+    const error = await failure(
+      client.createCheckoutSession(
+        order({ amount: { total: 10000.01 }, creditorReference: { reference: 'THIRTEEN-CHAR' } }),
+      ),
+    );
     expect(error).toBeInstanceOf(ValidationError);
     expect(error).toMatchObject({ status: 400, code: 'validation_failed', param: null });
     expect(error.details.map((d) => d.field).sort()).toEqual(['amount.total', 'creditorReference.reference']);
@@ -260,7 +296,9 @@ describe('errors', () => {
     expect(mismatch.code).toBe('currency_mismatch');
 
     await client.createCheckoutSession(order(), { idempotencyKey: 'same-key' });
-    const reuse = await failure(client.createCheckoutSession(order({ amount: { total: 6 } }), { idempotencyKey: 'same-key' }));
+    const reuse = await failure(
+      client.createCheckoutSession(order({ amount: { total: 6 } }), { idempotencyKey: 'same-key' }),
+    );
     expect(reuse).toBeInstanceOf(IdempotencyError);
 
     const theirs = await clientFor(other).client.createCheckoutSession(order());
@@ -277,10 +315,17 @@ describe('reading payments back', () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
     const session = await client.createCheckoutSession(order({ checkoutMethod: 'both' }));
-    expect(await client.confirmPayment(session.id)).toMatchObject({ paid: false, status: 'created', transactionType: null });
+    expect(await client.confirmPayment(session.id)).toMatchObject({
+      paid: false,
+      status: 'created',
+      transactionType: null,
+    });
     await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'declined' });
     expect(await client.confirmPayment(session.id)).toMatchObject({ paid: false, status: 'failed' });
-    await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'succeeded' });
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, {
+      rail: 'card',
+      outcome: 'succeeded',
+    });
     const confirmed = await client.confirmPayment(session.id);
     expect(confirmed).toMatchObject({ paid: true, status: 'completed', transactionType: 'card' });
     expect(isPaid(confirmed.payment)).toBe(true);
@@ -289,9 +334,17 @@ describe('reading payments back', () => {
   it('confirms a payment link by its transaction id', async () => {
     const org = await t.organisation();
     const { client } = clientFor(org);
-    const link = await client.createPaymentLink({ amount: { total: 12 }, creditorReference: { reference: 'LINK-2' }, redirectUrl: 'https://shop.example.com/', checkoutMethod: 'open_banking' });
+    const link = await client.createPaymentLink({
+      amount: { total: 12 },
+      creditorReference: { reference: 'LINK-2' },
+      redirectUrl: 'https://shop.example.com/',
+      checkoutMethod: 'open_banking',
+    });
     expect((await client.confirmPayment(link.id)).paid).toBe(false);
-    await t.sandbox('POST', `/sandbox/payment-links/${link.id}/attempts`, { rail: 'open_banking', outcome: 'succeeded' });
+    await t.sandbox('POST', `/sandbox/payment-links/${link.id}/attempts`, {
+      rail: 'open_banking',
+      outcome: 'succeeded',
+    });
     expect(await client.confirmPayment(link.id)).toMatchObject({ paid: true, transactionType: 'open_banking' });
   });
 

@@ -31,8 +31,14 @@ interface Recorded {
   headers: Headers;
 }
 
-const tokenReply = (token = 'tok-1'): Reply => ({ status: 200, body: { accessToken: token, tokenType: 'Bearer', expiresIn: '5m' } });
-const envelope = (status: number, code: string): Reply => ({ status, body: { error: { code, message: code, param: null, doc_url: `https://docs.example/errors/#${code}` } } });
+const tokenReply = (token = 'tok-1'): Reply => ({
+  status: 200,
+  body: { accessToken: token, tokenType: 'Bearer', expiresIn: '5m' },
+});
+const envelope = (status: number, code: string): Reply => ({
+  status,
+  body: { error: { code, message: code, param: null, doc_url: `https://docs.example/errors/#${code}` } },
+});
 const session = (status = 'created') => ({
   id: 'cs_1',
   status,
@@ -48,7 +54,13 @@ const session = (status = 'created') => ({
   createdAt: '2026-01-01T00:00:00Z',
   updatedAt: '2026-01-01T00:00:00Z',
 });
-const body = { type: 'single' as const, amount: { total: 1 }, creditorReference: { reference: 'R' }, redirectUrl: 'https://shop.example/', checkoutMethod: 'card' as const };
+const body = {
+  type: 'single' as const,
+  amount: { total: 1 },
+  creditorReference: { reference: 'R' },
+  redirectUrl: 'https://shop.example/',
+  checkoutMethod: 'card' as const,
+};
 
 /**
  * A client whose fetch answers each path from its own queue of replies (the last reply
@@ -74,9 +86,14 @@ function scripted(script: Record<string, Reply[]>, options: Partial<PaymentClien
       const reply = queue.length > 1 ? queue.shift()! : queue[0]!;
       if ('networkError' in reply) throw new TypeError(reply.networkError);
       if ('hang' in reply) {
-        return new Promise<Response>((_, reject) => request.signal.addEventListener('abort', () => reject(request.signal.reason)));
+        return new Promise<Response>((_, reject) =>
+          request.signal.addEventListener('abort', () => reject(request.signal.reason)),
+        );
       }
-      return new Response(JSON.stringify(reply.body ?? {}), { status: reply.status, headers: { 'content-type': 'application/json' } });
+      return new Response(JSON.stringify(reply.body ?? {}), {
+        status: reply.status,
+        headers: { 'content-type': 'application/json' },
+      });
     },
   });
   const count = (path: string) => recorded.filter((r) => r.path === path).length;
@@ -85,7 +102,14 @@ function scripted(script: Record<string, Reply[]>, options: Partial<PaymentClien
 
 describe('retries', () => {
   it('retries 500s with the same Idempotency-Key and exponential, jittered delays', async () => {
-    const { client, recorded, delays } = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions': [envelope(500, 'internal_error'), envelope(500, 'internal_error'), { status: 200, body: session() }] });
+    const { client, recorded, delays } = scripted({
+      '/api/token': [tokenReply()],
+      '/api/checkout-sessions': [
+        envelope(500, 'internal_error'),
+        envelope(500, 'internal_error'),
+        { status: 200, body: session() },
+      ],
+    });
     expect((await client.createCheckoutSession(body)).id).toBe('cs_1');
     const creates = recorded.filter((r) => r.path === '/api/checkout-sessions');
     expect(creates).toHaveLength(3);
@@ -98,14 +122,20 @@ describe('retries', () => {
   });
 
   it('stops after maxRetries and raises ServerError', async () => {
-    const { client, count } = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions': [envelope(500, 'internal_error')] }, { maxRetries: 4 });
+    const { client, count } = scripted(
+      { '/api/token': [tokenReply()], '/api/checkout-sessions': [envelope(500, 'internal_error')] },
+      { maxRetries: 4 },
+    );
     const error = await failure(client.createCheckoutSession(body));
     expect(error).toBeInstanceOf(ServerError);
     expect(count('/api/checkout-sessions')).toBe(5);
   });
 
   it('retries network failures and raises ConnectionError when they persist', async () => {
-    const flaky = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions/cs_1': [{ networkError: 'socket hang up' }, { status: 200, body: session() }] });
+    const flaky = scripted({
+      '/api/token': [tokenReply()],
+      '/api/checkout-sessions/cs_1': [{ networkError: 'socket hang up' }, { status: 200, body: session() }],
+    });
     expect((await flaky.client.getCheckoutSession('cs_1')).id).toBe('cs_1');
     expect(flaky.count('/api/checkout-sessions/cs_1')).toBe(2);
 
@@ -118,19 +148,31 @@ describe('retries', () => {
   });
 
   it('treats an attempt that outlives timeoutMs as a network failure', async () => {
-    const { client, count } = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions/cs_1': [{ hang: true }, { status: 200, body: session() }] }, { timeoutMs: 50 });
+    const { client, count } = scripted(
+      {
+        '/api/token': [tokenReply()],
+        '/api/checkout-sessions/cs_1': [{ hang: true }, { status: 200, body: session() }],
+      },
+      { timeoutMs: 50 },
+    );
     expect((await client.getCheckoutSession('cs_1')).id).toBe('cs_1');
     expect(count('/api/checkout-sessions/cs_1')).toBe(2);
   });
 
   it.each([400, 401, 404, 408, 409, 429])('never retries a %i', async (status) => {
-    const { client, count } = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions': [envelope(status, 'some_code')] });
+    const { client, count } = scripted({
+      '/api/token': [tokenReply()],
+      '/api/checkout-sessions': [envelope(status, 'some_code')],
+    });
     await failure(client.createCheckoutSession(body));
     expect(count('/api/checkout-sessions')).toBe(1);
   });
 
   it('retries the token endpoint on 500 too', async () => {
-    const { client, count } = scripted({ '/api/token': [{ status: 500, body: { error: 'internal_error' } }, tokenReply()], '/api/checkout-sessions/cs_1': [{ status: 200, body: session() }] });
+    const { client, count } = scripted({
+      '/api/token': [{ status: 500, body: { error: 'internal_error' } }, tokenReply()],
+      '/api/checkout-sessions/cs_1': [{ status: 200, body: session() }],
+    });
     await client.getCheckoutSession('cs_1');
     expect(count('/api/token')).toBe(2);
   });
@@ -144,7 +186,11 @@ describe('retries', () => {
     expect(shouldRetry({ status: 200 }, 0, policy)).toBe(false);
     expect(shouldRetry({ status: 401 }, 0, policy)).toBe(false);
     expect([0, 1, 2, 3, 4].map((n) => backoffDelay(n, policy, () => 0))).toEqual([50, 100, 150, 150, 150]);
-    expect([0, 1, 2].map((n) => backoffDelay(n, policy, () => 0.999999))).toEqual([expect.closeTo(100, 3), expect.closeTo(200, 3), expect.closeTo(300, 3)]);
+    expect([0, 1, 2].map((n) => backoffDelay(n, policy, () => 0.999999))).toEqual([
+      expect.closeTo(100, 3),
+      expect.closeTo(200, 3),
+      expect.closeTo(300, 3),
+    ]);
   });
 });
 
@@ -162,7 +208,10 @@ describe('token single flight and renewal', () => {
         recorded.push(path);
         if (path === '/api/token') await gate;
         const reply = path === '/api/token' ? tokenReply() : { status: 200, body: session() };
-        return new Response(JSON.stringify((reply as { body: unknown }).body), { status: 200, headers: { 'content-type': 'application/json' } });
+        return new Response(JSON.stringify((reply as { body: unknown }).body), {
+          status: 200,
+          headers: { 'content-type': 'application/json' },
+        });
       },
     });
     const reads = Array.from({ length: 10 }, () => client.getCheckoutSession('cs_1'));
@@ -177,10 +226,17 @@ describe('token single flight and renewal', () => {
   it('renews once on token_expired, shared by every request that met it, and repeats each request once only', async () => {
     const { client, recorded, count } = scripted({
       '/api/token': [tokenReply('old'), tokenReply('new')],
-      '/api/checkout-sessions/cs_1': [envelope(401, 'token_expired'), envelope(401, 'token_expired'), envelope(401, 'token_expired')],
+      '/api/checkout-sessions/cs_1': [
+        envelope(401, 'token_expired'),
+        envelope(401, 'token_expired'),
+        envelope(401, 'token_expired'),
+      ],
     });
     await client.getAccessToken();
-    const errors = await Promise.all([failure(client.getCheckoutSession('cs_1')), failure(client.getCheckoutSession('cs_1'))]);
+    const errors = await Promise.all([
+      failure(client.getCheckoutSession('cs_1')),
+      failure(client.getCheckoutSession('cs_1')),
+    ]);
     for (const error of errors) {
       expect(error).toBeInstanceOf(AuthenticationError);
       expect(error.code).toBe('token_expired');
@@ -188,7 +244,12 @@ describe('token single flight and renewal', () => {
     expect(count('/api/token')).toBe(2);
     const reads = recorded.filter((r) => r.path === '/api/checkout-sessions/cs_1');
     expect(reads).toHaveLength(4);
-    expect(reads.map((r) => r.headers.get('authorization'))).toEqual(['Bearer old', 'Bearer old', 'Bearer new', 'Bearer new']);
+    expect(reads.map((r) => r.headers.get('authorization'))).toEqual([
+      'Bearer old',
+      'Bearer old',
+      'Bearer new',
+      'Bearer new',
+    ]);
   });
 
   it.each([
@@ -197,41 +258,97 @@ describe('token single flight and renewal', () => {
     ['300', 4.5],
     ['two fortnights', 4.5],
     ['60s', 0.5],
-  ])('with expiresIn %j reuses the token for %f minutes (capped at the documented five, renewed 30 s early)', async (expiresIn, minutes) => {
-    let now = 0;
-    const { client, count } = scripted({ '/api/token': [{ status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresIn } }] }, { now: () => now });
-    await client.getAccessToken();
-    now = minutes * 60_000 - 1;
-    await client.getAccessToken();
-    expect(count('/api/token')).toBe(1);
-    now = minutes * 60_000;
-    await client.getAccessToken();
-    expect(count('/api/token')).toBe(2);
-  });
+  ])(
+    'with expiresIn %j reuses the token for %f minutes (capped at the documented five, renewed 30 s early)',
+    async (expiresIn, minutes) => {
+      let now = 0;
+      const { client, count } = scripted(
+        { '/api/token': [{ status: 200, body: { accessToken: 't', tokenType: 'Bearer', expiresIn } }] },
+        { now: () => now },
+      );
+      await client.getAccessToken();
+      now = minutes * 60_000 - 1;
+      await client.getAccessToken();
+      expect(count('/api/token')).toBe(1);
+      now = minutes * 60_000;
+      await client.getAccessToken();
+      expect(count('/api/token')).toBe(2);
+    },
+  );
 });
 
 describe('open sets', () => {
   it('an unknown status reads without error and is never paid', async () => {
-    const { client } = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions/cs_1': [{ status: 200, body: session('partially_refunded') }] });
+    const { client } = scripted({
+      '/api/token': [tokenReply()],
+      '/api/checkout-sessions/cs_1': [{ status: 200, body: session('partially_refunded') }],
+    });
     const read = await client.getCheckoutSession('cs_1');
     expect(read.status).toBe('partially_refunded');
     expect(isPaid(read)).toBe(false);
-    expect(await client.confirmPayment('cs_1')).toMatchObject({ paid: false, status: 'partially_refunded', transactionType: null });
+    expect(await client.confirmPayment('cs_1')).toMatchObject({
+      paid: false,
+      status: 'partially_refunded',
+      transactionType: null,
+    });
   });
 
   it.each([
-    [400, { error: { code: 'validation_failed', message: 'm', param: 'amount.total', doc_url: 'd', details: [{ field: 'amount.total', constraints: { max: 'x' } }] } }, 'ValidationError', 'validation_failed'],
-    [400, { error: { code: 'card_not_enabled', message: 'm', param: 'checkoutMethod', doc_url: 'd' } }, 'AccountConfigurationError', 'card_not_enabled'],
-    [400, { error: { code: 'idempotency_error', message: 'm', param: null, doc_url: 'd' } }, 'IdempotencyError', 'idempotency_error'],
-    [400, { error: { code: 'currency_mismatch', message: 'm', param: 'amount.currency', doc_url: 'd' } }, 'InvalidRequestError', 'currency_mismatch'],
-    [400, { error: { code: 'brand_new_rule', message: 'm', param: null, doc_url: 'd' } }, 'InvalidRequestError', 'brand_new_rule'],
-    [401, { error: { code: 'token_expired', message: 'm', param: null, doc_url: 'd' } }, 'AuthenticationError', 'token_expired'],
+    [
+      400,
+      {
+        error: {
+          code: 'validation_failed',
+          message: 'm',
+          param: 'amount.total',
+          doc_url: 'd',
+          details: [{ field: 'amount.total', constraints: { max: 'x' } }],
+        },
+      },
+      'ValidationError',
+      'validation_failed',
+    ],
+    [
+      400,
+      { error: { code: 'card_not_enabled', message: 'm', param: 'checkoutMethod', doc_url: 'd' } },
+      'AccountConfigurationError',
+      'card_not_enabled',
+    ],
+    [
+      400,
+      { error: { code: 'idempotency_error', message: 'm', param: null, doc_url: 'd' } },
+      'IdempotencyError',
+      'idempotency_error',
+    ],
+    [
+      400,
+      { error: { code: 'currency_mismatch', message: 'm', param: 'amount.currency', doc_url: 'd' } },
+      'InvalidRequestError',
+      'currency_mismatch',
+    ],
+    [
+      400,
+      { error: { code: 'brand_new_rule', message: 'm', param: null, doc_url: 'd' } },
+      'InvalidRequestError',
+      'brand_new_rule',
+    ],
+    [
+      401,
+      { error: { code: 'token_expired', message: 'm', param: null, doc_url: 'd' } },
+      'AuthenticationError',
+      'token_expired',
+    ],
     [401, { error: 'Invalid credentials' }, 'AuthenticationError', null],
     [400, { error: 'Invalid credentials - missing or malformed clientId/clientSecret' }, 'InvalidRequestError', null],
     [500, { error: 'internal_error' }, 'ServerError', 'internal_error'],
     [404, { error: { code: 'not_found', message: 'm', param: null, doc_url: 'd' } }, 'NotFoundError', 'not_found'],
     [503, '<html>Service Unavailable</html>', 'ServerError', null],
-    [418, { error: { code: 'teapot', message: 'short and stout', param: null, doc_url: 'd' } }, 'PaymentError', 'teapot'],
+    [
+      418,
+      { error: { code: 'teapot', message: 'short and stout', param: null, doc_url: 'd' } },
+      'PaymentError',
+      'teapot',
+    ],
   ])('maps %i %j to %s with code %s', (status, body, name, code) => {
     const error = errorFromResponse(status, body);
     expect(error).toBeInstanceOf(PaymentError);

@@ -20,16 +20,25 @@ afterAll(async () => {
   await t?.close();
 });
 
-const isJsonReply = (r: Reply) => String(r.headers['content-type']).startsWith('application/json') && parse(r.body) !== undefined;
+const isJsonReply = (r: Reply) =>
+  String(r.headers['content-type']).startsWith('application/json') && parse(r.body) !== undefined;
 
 function reverseKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(reverseKeys);
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).reverse().map(([k, v]) => [k, reverseKeys(v)]));
+  if (value && typeof value === 'object')
+    return Object.fromEntries(
+      Object.entries(value)
+        .reverse()
+        .map(([k, v]) => [k, reverseKeys(v)]),
+    );
   return value;
 }
 
 const wording: Mutation = {
-  response: (_m, r) => (r.status >= 400 && parse(r.body)?.error?.message ? editJson(r, (b) => ({ ...b, error: { ...b.error, message: 'Ceci n’est pas le message habituel.' } })) : r),
+  response: (_m, r) =>
+    r.status >= 400 && parse(r.body)?.error?.message
+      ? editJson(r, (b) => ({ ...b, error: { ...b.error, message: 'Ceci n’est pas le message habituel.' } }))
+      : r,
 };
 
 const keyOrder: Mutation = { response: (_m, r) => (isJsonReply(r) ? editJson(r, reverseKeys) : r) };
@@ -53,7 +62,13 @@ function opaqueTokens(): Mutation {
     request: (m) => {
       const auth = m.headers.authorization;
       if (!auth) return m;
-      return { ...m, headers: { ...m.headers, authorization: auth.replace(/tok-[0-9a-f]+/g, (opaque) => real.get(opaque) ?? opaque) } };
+      return {
+        ...m,
+        headers: {
+          ...m.headers,
+          authorization: auth.replace(/tok-[0-9a-f]+/g, (opaque) => real.get(opaque) ?? opaque),
+        },
+      };
     },
     response: (m, r) =>
       pathOf(m) === '/api/token' && r.status === 200
@@ -78,7 +93,9 @@ const idFormatHook: Mutation = { request: (m, k) => (m.body.includes('cs_') ? re
 const signatureHeader: Mutation = {
   request: (m: Message) => {
     const parts = signatureParts(m.headers['service-signature']);
-    return parts ? { ...m, headers: { ...m.headers, 'service-signature': `v2=${'ab'.repeat(32)},v1=${parts.v1},t=${parts.t}` } } : m;
+    return parts
+      ? { ...m, headers: { ...m.headers, 'service-signature': `v2=${'ab'.repeat(32)},v1=${parts.v1},t=${parts.t}` } }
+      : m;
   },
 };
 
@@ -107,13 +124,42 @@ function combine(...mutations: Mutation[]): Mutation {
 }
 
 const legal: Variant[] = [
-  { name: 'error messages worded differently', api: wording, only: 'TOKEN-*,AUTH-00?,VAL-0[0-3]?,CFG-00[1-5],IDEM-002,READ-002,RESP-00[1-6]' },
-  { name: 'JSON keys in another order', api: keyOrder, only: 'TOKEN-001,VAL-00?,IDEM-001,IDEM-003,READ-001,CFG-007,LIFE-003,RESP-00[1-6]' },
-  { name: 'extra fields in every response', api: extraFields, only: 'TOKEN-*,VAL-00?,VAL-032,IDEM-001,READ-*,CFG-*,LIFE-*,RESP-00[1-6]' },
-  { name: 'opaque token text and expiresIn in another wording', api: opaqueTokens(), only: 'TOKEN-*,AUTH-*,IDEM-001,READ-001,RESP-00[1-6]' },
-  { name: 'session ids in another form within the cs_ rule', api: idFormatApi, hook: idFormatHook, only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,RESP-*' },
-  { name: 'an extra v2= digest and the header parts reordered', hook: signatureHeader, only: 'HOOK-001,HOOK-002,HOOK-005,HOOK-020,RESP-007' },
-  { name: 'a completed event delivered more than once', hook: repeatedDelivery, only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007' },
+  {
+    name: 'error messages worded differently',
+    api: wording,
+    only: 'TOKEN-*,AUTH-00?,VAL-0[0-3]?,CFG-00[1-5],IDEM-002,READ-002,RESP-00[1-6]',
+  },
+  {
+    name: 'JSON keys in another order',
+    api: keyOrder,
+    only: 'TOKEN-001,VAL-00?,IDEM-001,IDEM-003,READ-001,CFG-007,LIFE-003,RESP-00[1-6]',
+  },
+  {
+    name: 'extra fields in every response',
+    api: extraFields,
+    only: 'TOKEN-*,VAL-00?,VAL-032,IDEM-001,READ-*,CFG-*,LIFE-*,RESP-00[1-6]',
+  },
+  {
+    name: 'opaque token text and expiresIn in another wording',
+    api: opaqueTokens(),
+    only: 'TOKEN-*,AUTH-*,IDEM-001,READ-001,RESP-00[1-6]',
+  },
+  {
+    name: 'session ids in another form within the cs_ rule',
+    api: idFormatApi,
+    hook: idFormatHook,
+    only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,RESP-*',
+  },
+  {
+    name: 'an extra v2= digest and the header parts reordered',
+    hook: signatureHeader,
+    only: 'HOOK-001,HOOK-002,HOOK-005,HOOK-020,RESP-007',
+  },
+  {
+    name: 'a completed event delivered more than once',
+    hook: repeatedDelivery,
+    only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007',
+  },
 ];
 
 describe.concurrent('legal variants pass', () => {
@@ -132,12 +178,20 @@ describe.concurrent('legal variants pass', () => {
     // own answer for a public http:// address).
     const strict: Mutation = {
       request: (m) => {
-        const body = m.method === 'POST' && ['/api/checkout-sessions', '/api/payment-links', '/api/transaction'].includes(pathOf(m)) ? parse(m.body) : undefined;
+        const body =
+          m.method === 'POST' &&
+          ['/api/checkout-sessions', '/api/payment-links', '/api/transaction'].includes(pathOf(m))
+            ? parse(m.body)
+            : undefined;
         if (typeof body?.webhookUrl !== 'string' || !body.webhookUrl.startsWith('http://127.0.0.1')) return m;
         return { ...m, body: JSON.stringify({ ...body, webhookUrl: 'http://shop.example.com/hooks' }) };
       },
     };
-    const run = await runVariant(t.url, { name: 'https only', api: strict, only: 'HOOK-001,HOOK-006,HOOK-007,HOOK-010,HOOK-021,HOOK-022,HOOK-023,VAL-031,LIFE-001' });
+    const run = await runVariant(t.url, {
+      name: 'https only',
+      api: strict,
+      only: 'HOOK-001,HOOK-006,HOOK-007,HOOK-010,HOOK-021,HOOK-022,HOOK-023,VAL-031,LIFE-001',
+    });
     expect(run.code, explain(run)).toBe(0);
     expect(run.report!.summary.failed, explain(run)).toBe(0);
     for (const id of ['HOOK-001', 'HOOK-006', 'HOOK-007', 'HOOK-010', 'HOOK-021', 'HOOK-022', 'HOOK-023']) {
@@ -148,7 +202,12 @@ describe.concurrent('legal variants pass', () => {
   }, 120_000);
 
   it('POST /api/transaction answering another shape (not shown by the document): the legacy checks are skipped, not failed', async () => {
-    const otherShape: Mutation = { response: (m, r) => (m.method === 'POST' && pathOf(m) === '/api/transaction' && r.status === 200 ? editJson(r, (b) => ({ id: `txn_${String(b.transactionId).replace(/-/g, '')}` })) : r) };
+    const otherShape: Mutation = {
+      response: (m, r) =>
+        m.method === 'POST' && pathOf(m) === '/api/transaction' && r.status === 200
+          ? editJson(r, (b) => ({ id: `txn_${String(b.transactionId).replace(/-/g, '')}` }))
+          : r,
+    };
     const run = await runVariant(t.url, { name: 'legacy shape', api: otherShape, only: 'HOOK-022,HOOK-025' });
     expect(run.code, explain(run)).toBe(0);
     for (const id of ['HOOK-022', 'HOOK-025']) {
@@ -158,12 +217,22 @@ describe.concurrent('legal variants pass', () => {
   }, 120_000);
 
   it('a payment link read answering another shape (a modelled operation) fails only RESP-004, at level assumption: exit 0', async () => {
-    const linkShape: Mutation = { response: (m, r) => (m.method === 'GET' && /^\/api\/payment-links\//.test(pathOf(m)) && r.status === 200 ? editJson(r, (b) => ({ ...b, amount: 'fifteen' })) : r) };
-    const run = await runVariant(t.url, { name: 'link shape', api: linkShape, only: 'READ-008,RESP-001,RESP-002,RESP-003,RESP-004' });
+    const linkShape: Mutation = {
+      response: (m, r) =>
+        m.method === 'GET' && /^\/api\/payment-links\//.test(pathOf(m)) && r.status === 200
+          ? editJson(r, (b) => ({ ...b, amount: 'fifteen' }))
+          : r,
+    };
+    const run = await runVariant(t.url, {
+      name: 'link shape',
+      api: linkShape,
+      only: 'READ-008,RESP-001,RESP-002,RESP-003,RESP-004',
+    });
     expect(run.code, explain(run)).toBe(0);
     expect(run.result('RESP-004').status).toBe('failed');
     expect(run.result('RESP-004').level).toBe('assumption');
-    for (const id of ['READ-008', 'RESP-001', 'RESP-002', 'RESP-003']) expect(run.result(id).status, explain(run)).toBe('passed');
+    for (const id of ['READ-008', 'RESP-001', 'RESP-002', 'RESP-003'])
+      expect(run.result(id).status, explain(run)).toBe('passed');
   }, 120_000);
 
   it('all of them at once, over the whole suite: passes', async () => {

@@ -6,7 +6,18 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain } from '../support/conformance-cli.ts';
-import { isCreate, parse, pathOf, recode, resign, runVariant, secretOf, signatureParts, hmac, type Variant } from '../support/conformance-variants.ts';
+import {
+  isCreate,
+  parse,
+  pathOf,
+  recode,
+  resign,
+  runVariant,
+  secretOf,
+  signatureParts,
+  hmac,
+  type Variant,
+} from '../support/conformance-variants.ts';
 import { editJson, type Mutation } from '../support/mutating-proxy.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -43,11 +54,18 @@ const webhookOnDecline = (delayMs: number): Mutation => {
   const hooks = new Map<string, string>();
   return {
     response: async (m, r) => {
-      if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl) hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
+      if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl)
+        hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
       const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
       const url = attempt ? hooks.get(attempt[1]!) : undefined;
       if (url && parse(m.body)?.outcome === 'declined') {
-        const body = JSON.stringify({ event: 'checkout_session.failed', createdAt: new Date().toISOString(), checkoutSessionId: attempt![1], transactionId: crypto.randomUUID(), foreignTransactionId: null });
+        const body = JSON.stringify({
+          event: 'checkout_session.failed',
+          createdAt: new Date().toISOString(),
+          checkoutSessionId: attempt![1],
+          transactionId: crypto.randomUUID(),
+          foreignTransactionId: null,
+        });
         const send = () => fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         if (delayMs === 0) await send();
         else setTimeout(() => void send().catch(() => undefined), delayMs);
@@ -71,7 +89,11 @@ const mutants: Mutant[] = [
       request: (m) => {
         if (pathOf(m) !== '/api/token' || !String(m.headers['content-type']).includes('json')) return m;
         const body = parse(m.body) ?? {};
-        return { ...m, headers: { ...m.headers, 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(body).toString() };
+        return {
+          ...m,
+          headers: { ...m.headers, 'content-type': 'application/x-www-form-urlencoded' },
+          body: new URLSearchParams(body).toString(),
+        };
       },
     },
   },
@@ -94,7 +116,10 @@ const mutants: Mutant[] = [
     caughtBy: ['TOKEN-003'],
     stillPass: ['TOKEN-004'],
     api: {
-      response: (m, r) => (pathOf(m) === '/api/token' && r.status === 400 && !new URLSearchParams(m.body).has('clientId') && m.body !== '' ? { ...r, status: 401, body: JSON.stringify({ error: 'Invalid credentials' }) } : r),
+      response: (m, r) =>
+        pathOf(m) === '/api/token' && r.status === 400 && !new URLSearchParams(m.body).has('clientId') && m.body !== ''
+          ? { ...r, status: 401, body: JSON.stringify({ error: 'Invalid credentials' }) }
+          : r,
     },
   },
   {
@@ -103,7 +128,10 @@ const mutants: Mutant[] = [
     caughtBy: ['AUTH-005'],
     stillPass: ['AUTH-001', 'AUTH-003', 'AUTH-004'],
     api: {
-      response: (m, r) => (r.status === 401 && String(m.headers.authorization).startsWith('Bearer Bearer ') ? editJson(r, (b) => recode(b, 'unauthorized')) : r),
+      response: (m, r) =>
+        r.status === 401 && String(m.headers.authorization).startsWith('Bearer Bearer ')
+          ? editJson(r, (b) => recode(b, 'unauthorized'))
+          : r,
     },
   },
   {
@@ -111,13 +139,23 @@ const mutants: Mutant[] = [
     only: 'AUTH-006,AUTH-007',
     caughtBy: ['AUTH-006'],
     stillPass: ['AUTH-007'],
-    api: { response: (_m, r) => (r.status === 401 && parse(r.body)?.error?.code === 'token_expired' ? editJson(r, (b) => recode(b, 'invalid_token')) : r) },
+    api: {
+      response: (_m, r) =>
+        r.status === 401 && parse(r.body)?.error?.code === 'token_expired'
+          ? editJson(r, (b) => recode(b, 'invalid_token'))
+          : r,
+    },
   },
   {
     name: 'a token of a deleted key is answered token_expired',
     only: 'AUTH-008',
     caughtBy: ['AUTH-008'],
-    api: { response: (_m, r) => (r.status === 401 && parse(r.body)?.error?.code === 'unknown_api_key' ? editJson(r, (b) => recode(b, 'token_expired')) : r) },
+    api: {
+      response: (_m, r) =>
+        r.status === 401 && parse(r.body)?.error?.code === 'unknown_api_key'
+          ? editJson(r, (b) => recode(b, 'token_expired'))
+          : r,
+    },
   },
   {
     name: 'param names the parent object instead of the field (amount, not amount.total)',
@@ -127,7 +165,11 @@ const mutants: Mutant[] = [
     api: {
       response: (m, r) =>
         isCreate(m) && r.status === 400
-          ? editJson(r, (b) => (b.error.details?.length === 1 ? { ...b, error: { ...b.error, param: String(b.error.param).split('.')[0] } } : b))
+          ? editJson(r, (b) =>
+              b.error.details?.length === 1
+                ? { ...b, error: { ...b.error, param: String(b.error.param).split('.')[0] } }
+                : b,
+            )
           : r,
     },
   },
@@ -136,7 +178,14 @@ const mutants: Mutant[] = [
     only: 'VAL-032,VAL-001',
     caughtBy: ['VAL-032'],
     stillPass: ['VAL-001'],
-    api: { response: (m, r) => (isCreate(m) && r.status === 400 ? editJson(r, (b) => (b.error.details?.length > 1 ? { ...b, error: { ...b.error, details: b.error.details.slice(0, -1) } } : b)) : r) },
+    api: {
+      response: (m, r) =>
+        isCreate(m) && r.status === 400
+          ? editJson(r, (b) =>
+              b.error.details?.length > 1 ? { ...b, error: { ...b.error, details: b.error.details.slice(0, -1) } } : b,
+            )
+          : r,
+    },
   },
   {
     name: '19.99 refused: multipleOf computed in binary floating point',
@@ -148,7 +197,13 @@ const mutants: Mutant[] = [
         const total = isCreate(m) ? parse(m.body)?.amount?.total : undefined;
         // 19.99 * 100 is 1998.9999999999998 in binary floating point.
         if (typeof total !== 'number' || Number.isInteger(total * 100)) return m;
-        const error = { code: 'validation_failed', message: 'bad', param: 'amount.total', doc_url: 'http://127.0.0.1/docs/errors/#validation_failed', details: [{ field: 'amount.total', constraints: { multipleOf: 'must be a multiple of 0.01' } }] };
+        const error = {
+          code: 'validation_failed',
+          message: 'bad',
+          param: 'amount.total',
+          doc_url: 'http://127.0.0.1/docs/errors/#validation_failed',
+          details: [{ field: 'amount.total', constraints: { multipleOf: 'must be a multiple of 0.01' } }],
+        };
         return { status: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ error }) };
       },
     },
@@ -203,7 +258,15 @@ const mutants: Mutant[] = [
     only: 'VAL-001,READ-002,RESP-005',
     caughtBy: ['RESP-005'],
     stillPass: ['VAL-001', 'READ-002'],
-    api: { response: (_m, r) => (r.status >= 400 && parse(r.body)?.error?.doc_url ? editJson(r, (b) => ({ ...b, error: { ...b.error, doc_url: String(b.error.doc_url).replace('/errors/#', '/errors/') } })) : r) },
+    api: {
+      response: (_m, r) =>
+        r.status >= 400 && parse(r.body)?.error?.doc_url
+          ? editJson(r, (b) => ({
+              ...b,
+              error: { ...b.error, doc_url: String(b.error.doc_url).replace('/errors/#', '/errors/') },
+            }))
+          : r,
+    },
   },
   {
     name: 'open_banking_not_enabled checked before open_banking_currency_unsupported',
@@ -213,7 +276,9 @@ const mutants: Mutant[] = [
     api: {
       response: (m, r, k) => {
         if (!isCreate(m) || parse(r.body)?.error?.code !== 'open_banking_currency_unsupported') return r;
-        return k.orgOf(m)?.settings.openBankingApproved === false ? editJson(r, (b) => recode(b, 'open_banking_not_enabled')) : r;
+        return k.orgOf(m)?.settings.openBankingApproved === false
+          ? editJson(r, (b) => recode(b, 'open_banking_not_enabled'))
+          : r;
       },
     },
   },
@@ -288,7 +353,9 @@ const mutants: Mutant[] = [
     api: {
       request: (m) => {
         const key = m.headers['idempotency-key'];
-        return isCreate(m) && key && failedKeys.has(key) ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-${Math.random()}` } } : m;
+        return isCreate(m) && key && failedKeys.has(key)
+          ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-${Math.random()}` } }
+          : m;
       },
       response: (m, r) => {
         const key = m.headers['idempotency-key'];
@@ -306,7 +373,9 @@ const mutants: Mutant[] = [
       return {
         request: (m) => {
           const key = m.headers['idempotency-key'];
-          return isCreate(m) && key && failed.has(key) ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-stored-late` } } : m;
+          return isCreate(m) && key && failed.has(key)
+            ? { ...m, headers: { ...m.headers, 'idempotency-key': `${key}-stored-late` } }
+            : m;
         },
         response: (m, r) => {
           const key = m.headers['idempotency-key'];
@@ -330,8 +399,18 @@ const mutants: Mutant[] = [
           return m;
         },
         response: (m, r) =>
-          pathOf(m) === '/api/token' && r.status === 401 && deleted.has(new URLSearchParams(m.body).get('clientId') ?? '')
-            ? { ...r, body: JSON.stringify(recode({ error: { message: 'Unknown API key', param: null, doc_url: 'http://127.0.0.1/docs/errors/#x' } }, 'unknown_api_key')) }
+          pathOf(m) === '/api/token' &&
+          r.status === 401 &&
+          deleted.has(new URLSearchParams(m.body).get('clientId') ?? '')
+            ? {
+                ...r,
+                body: JSON.stringify(
+                  recode(
+                    { error: { message: 'Unknown API key', param: null, doc_url: 'http://127.0.0.1/docs/errors/#x' } },
+                    'unknown_api_key',
+                  ),
+                ),
+              }
             : r,
       } satisfies Mutation;
     })(),
@@ -353,7 +432,12 @@ const mutants: Mutant[] = [
     name: 'the retired GET /api/transaction/{cs_id} answers the session',
     only: 'READ-004',
     caughtBy: ['READ-004'],
-    api: { request: (m) => (m.method === 'GET' && /^\/api\/transaction\/cs_/.test(pathOf(m)) ? { ...m, url: m.url.replace('/api/transaction/', '/api/checkout-sessions/') } : m) },
+    api: {
+      request: (m) =>
+        m.method === 'GET' && /^\/api\/transaction\/cs_/.test(pathOf(m))
+          ? { ...m, url: m.url.replace('/api/transaction/', '/api/checkout-sessions/') }
+          : m,
+    },
   },
   {
     name: "the redirect drops the merchant's own query parameters",
@@ -365,7 +449,8 @@ const mutants: Mutant[] = [
           ? editJson(r, (b) => {
               if (!b.redirectTo) return b;
               const url = new URL(b.redirectTo);
-              for (const name of [...url.searchParams.keys()]) if (!['transactionId', 'checkoutSessionId'].includes(name)) url.searchParams.delete(name);
+              for (const name of [...url.searchParams.keys()])
+                if (!['transactionId', 'checkoutSessionId'].includes(name)) url.searchParams.delete(name);
               return { ...b, redirectTo: url.toString() };
             })
           : r,
@@ -376,7 +461,10 @@ const mutants: Mutant[] = [
     only: 'READ-008',
     caughtBy: ['READ-008'],
     api: {
-      request: (m) => (m.method === 'GET' && /^\/api\/transaction\/[0-9a-f-]{36}$/.test(pathOf(m)) ? { ...m, url: m.url.replace('/api/transaction/', '/api/payment-links/') } : m),
+      request: (m) =>
+        m.method === 'GET' && /^\/api\/transaction\/[0-9a-f-]{36}$/.test(pathOf(m))
+          ? { ...m, url: m.url.replace('/api/transaction/', '/api/payment-links/') }
+          : m,
     },
   },
   {
@@ -400,9 +488,24 @@ const mutants: Mutant[] = [
     api: {
       response: (m, r) => {
         const id = new URLSearchParams(m.url.split('?')[1] ?? '').get('checkoutSessionId');
-        if (pathOf(m) !== '/sandbox/webhook-deliveries' || !id || r.status !== 200 || parse(r.body)?.deliveries?.length > 0) return r;
+        if (
+          pathOf(m) !== '/sandbox/webhook-deliveries' ||
+          !id ||
+          r.status !== 200 ||
+          parse(r.body)?.deliveries?.length > 0
+        )
+          return r;
         // The suite reads the records of HOOK-001's session only after its delivery arrived; a record exists then anyway.
-        const record = { transactionId: crypto.randomUUID(), url: 'https://elsewhere.example/hooks', attempt: 1, at: new Date().toISOString(), signed: true, responseStatus: 200, error: null, final: true };
+        const record = {
+          transactionId: crypto.randomUUID(),
+          url: 'https://elsewhere.example/hooks',
+          attempt: 1,
+          at: new Date().toISOString(),
+          signed: true,
+          responseStatus: 200,
+          error: null,
+          final: true,
+        };
         return editJson(r, (b) => ({ ...b, deliveries: [record] }));
       },
     },
@@ -411,7 +514,12 @@ const mutants: Mutant[] = [
     name: "the target's delivery record says signed for an unsigned delivery",
     only: 'HOOK-021',
     caughtBy: ['HOOK-021'],
-    api: { response: (m, r) => (pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200 ? editJson(r, (b) => ({ ...b, deliveries: (b.deliveries ?? []).map((d: any) => ({ ...d, signed: true })) })) : r) },
+    api: {
+      response: (m, r) =>
+        pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200
+          ? editJson(r, (b) => ({ ...b, deliveries: (b.deliveries ?? []).map((d: any) => ({ ...d, signed: true })) }))
+          : r,
+    },
   },
   {
     name: 'the open banking rail retries after a 400',
@@ -425,7 +533,12 @@ const mutants: Mutant[] = [
     caughtBy: ['HOOK-025'],
     stillPass: ['HOOK-022'],
     args: ['--strict-assumptions'],
-    hook: { request: (m) => (parse(m.body) && !parse(m.body).event ? { ...m, body: JSON.stringify({ ...parse(m.body), foreignTransactionId: 'someone-else' }) } : m) },
+    hook: {
+      request: (m) =>
+        parse(m.body) && !parse(m.body).event
+          ? { ...m, body: JSON.stringify({ ...parse(m.body), foreignTransactionId: 'someone-else' }) }
+          : m,
+    },
   },
   {
     name: 'a payment link reads back without its id (a modelled operation: RESP-004 under --strict-assumptions, not RESP-003)',
@@ -504,7 +617,10 @@ const mutants: Mutant[] = [
         const org = [...k.orgs.values()].find((o) => o.secrets.includes(secret ?? '') && o.secrets.length > 1);
         const parts = signatureParts(m.headers['service-signature']);
         if (!org || !parts) return m;
-        return { ...m, headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(org.secrets[0]!, parts.t, m.body)}` } };
+        return {
+          ...m,
+          headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(org.secrets[0]!, parts.t, m.body)}` },
+        };
       },
     },
   },
@@ -512,20 +628,36 @@ const mutants: Mutant[] = [
     name: 'the signing_secret_unavailable fault still sends a signature header',
     only: 'HOOK-021',
     caughtBy: ['HOOK-021'],
-    hook: { request: (m) => (m.headers['service-signature'] || !parse(m.body)?.event ? m : { ...m, headers: { ...m.headers, 'service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` } }) },
+    hook: {
+      request: (m) =>
+        m.headers['service-signature'] || !parse(m.body)?.event
+          ? m
+          : {
+              ...m,
+              headers: { ...m.headers, 'service-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` },
+            },
+    },
   },
   {
     name: 'the legacy body gains an event field',
     only: 'HOOK-022',
     caughtBy: ['HOOK-022'],
-    hook: { request: (m) => (parse(m.body) && !parse(m.body).event ? { ...m, body: JSON.stringify({ event: 'checkout_session.completed', ...parse(m.body) }) } : m) },
+    hook: {
+      request: (m) =>
+        parse(m.body) && !parse(m.body).event
+          ? { ...m, body: JSON.stringify({ event: 'checkout_session.completed', ...parse(m.body) }) }
+          : m,
+    },
   },
   {
     name: 'reads answer text/plain',
     only: 'READ-001,RESP-002',
     caughtBy: ['RESP-002'],
     stillPass: ['READ-001'],
-    api: { response: (m, r) => (m.method === 'GET' && r.status === 200 ? { ...r, headers: { ...r.headers, 'content-type': 'text/plain' } } : r) },
+    api: {
+      response: (m, r) =>
+        m.method === 'GET' && r.status === 200 ? { ...r, headers: { ...r.headers, 'content-type': 'text/plain' } } : r,
+    },
   },
   {
     name: 'the create response lacks expiresAt',
@@ -548,7 +680,8 @@ describe.concurrent('broken variants are caught by the check meant for each', ()
   it('has at least 15 different violations across every group', () => {
     expect(mutants.length).toBeGreaterThanOrEqual(15);
     const groups = new Set(mutants.flatMap((m) => m.caughtBy.map((id) => id.split('-')[0])));
-    for (const group of ['TOKEN', 'AUTH', 'VAL', 'CFG', 'IDEM', 'READ', 'LIFE', 'HOOK', 'RESP']) expect(groups).toContain(group);
+    for (const group of ['TOKEN', 'AUTH', 'VAL', 'CFG', 'IDEM', 'READ', 'LIFE', 'HOOK', 'RESP'])
+      expect(groups).toContain(group);
   });
 
   for (const mutant of mutants) {
@@ -556,7 +689,8 @@ describe.concurrent('broken variants are caught by the check meant for each', ()
       const run = await runVariant(t.url, mutant);
       expect(run.code, explain(run)).toBe(1);
       for (const id of mutant.caughtBy) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
-      for (const id of mutant.stillPass ?? []) expect(run.result(id).status, `${id} should be untouched by this mutant\n${explain(run)}`).toBe('passed');
+      for (const id of mutant.stillPass ?? [])
+        expect(run.result(id).status, `${id} should be untouched by this mutant\n${explain(run)}`).toBe('passed');
       // A failure comes with its evidence.
       const failed = run.result(mutant.caughtBy[0]!);
       expect(failed.reason.length).toBeGreaterThan(10);

@@ -69,12 +69,26 @@ describe.concurrent('payment-conformance receiver', () => {
 
   // The first three take no legacy bodies, so they are run with --legacy reject.
   const broken: [string, () => Handler, string[], string[]?][] = [
-    ['re-serialises the JSON before verifying', () => reserialisingReceiver(SECRET), ['RCV-003', 'RCV-004'], ['--legacy', 'reject']],
+    [
+      're-serialises the JSON before verifying',
+      () => reserialisingReceiver(SECRET),
+      ['RCV-003', 'RCV-004'],
+      ['--legacy', 'reject'],
+    ],
     ['does not check the age of t', () => noToleranceReceiver(SECRET), ['RCV-005'], ['--legacy', 'reject']],
-    ['reads the header parts by position', () => positionalReceiver(SECRET), ['RCV-007', 'RCV-008'], ['--legacy', 'reject']],
+    [
+      'reads the header parts by position',
+      () => positionalReceiver(SECRET),
+      ['RCV-007', 'RCV-008'],
+      ['--legacy', 'reject'],
+    ],
     ['answers 409 to a repeat', () => conflictOnRepeatReceiver(SECRET), ['RCV-009']],
     ['refuses unknown event values', () => strictEventReceiver(SECRET), ['RCV-010']],
-    ['verifies nothing', () => trustingReceiver, ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012', 'RCV-015']],
+    [
+      'verifies nothing',
+      () => trustingReceiver,
+      ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012', 'RCV-015'],
+    ],
     ['allows only 30 seconds of signature age', () => shortToleranceReceiver(SECRET), ['RCV-016']],
     ['answers unknown events before verifying them', () => unknownEventFirstReceiver(SECRET), ['RCV-015']],
     ['answers after six seconds', () => slowReceiver(SECRET), ['RCV-013']],
@@ -90,7 +104,11 @@ describe.concurrent('payment-conformance receiver', () => {
 
   it('exits 2 for an unreachable receiver and for a bad secret or flag', async () => {
     expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', SECRET])).code).toBe(2);
-    expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', 'sk_not_a_webhook_secret'])).code).toBe(2);
-    expect((await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', SECRET, '--legacy', 'maybe'])).code).toBe(2);
+    expect(
+      (await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', 'sk_not_a_webhook_secret'])).code,
+    ).toBe(2);
+    expect(
+      (await cli(['receiver', '--url', 'http://127.0.0.1:9/hooks', '--secret', SECRET, '--legacy', 'maybe'])).code,
+    ).toBe(2);
   });
 });

@@ -35,7 +35,14 @@ beforeAll(async () => {
       const [id, level, ...rest] = line.split(/\s{2,}/);
       return { id: id!, level: level!, rule: rest[0]!, title: rest.slice(1).join('  ') };
     });
-  full = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--reporter', 'console,json,junit,html']);
+  full = await runSuite([
+    '--base-url',
+    t.url,
+    '--sandbox-token',
+    SANDBOX_TOKEN,
+    '--reporter',
+    'console,json,junit,html',
+  ]);
 }, 120_000);
 afterAll(async () => {
   await t?.close();
@@ -56,7 +63,11 @@ describe('the whole suite against the reference server', () => {
     expect(Number.isNaN(Date.parse(report.startedAt))).toBe(false);
     expect(report.results.map((r) => r.id)).toEqual(listed.map((c) => c.id));
     for (const r of report.results) {
-      expect(Object.keys(r).filter((k) => k !== 'evidence').sort()).toEqual(['id', 'level', 'reason', 'rule', 'status', 'title']);
+      expect(
+        Object.keys(r)
+          .filter((k) => k !== 'evidence')
+          .sort(),
+      ).toEqual(['id', 'level', 'reason', 'rule', 'status', 'title']);
       expect(['must', 'should', 'assumption']).toContain(r.level);
     }
   });
@@ -105,7 +116,14 @@ describe('payment-conformance list', () => {
 });
 
 describe('the registry', () => {
-  const check = (id: string): Check => ({ id, level: 'must', rule: 'Limits', section: 'Limits', title: `check ${id}`, run: async () => undefined });
+  const check = (id: string): Check => ({
+    id,
+    level: 'must',
+    rule: 'Limits',
+    section: 'Limits',
+    title: `check ${id}`,
+    run: async () => undefined,
+  });
   it('refuses a duplicate id and an id not of the form ABC-123', () => {
     expect(() => new Registry().register(check('ABC-001'), check('ABC-001'))).toThrow(/registered twice/);
     expect(() => new Registry().register(check('abc-1'))).toThrow(/not of the form/);
@@ -123,7 +141,14 @@ describe('selection, exit statuses and targets without a sandbox', () => {
   it('--only selects checks by glob', async () => {
     const run = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--only', 'TOKEN-00?,IDEM-002']);
     expect(run.code, explain(run)).toBe(0);
-    expect(run.report!.results.map((r) => r.id)).toEqual(['TOKEN-001', 'TOKEN-002', 'TOKEN-003', 'TOKEN-004', 'TOKEN-005', 'IDEM-002']);
+    expect(run.report!.results.map((r) => r.id)).toEqual([
+      'TOKEN-001',
+      'TOKEN-002',
+      'TOKEN-003',
+      'TOKEN-004',
+      'TOKEN-005',
+      'IDEM-002',
+    ]);
   });
 
   it('exits 2 for an unreachable target, bad flags, an unknown reporter and a selection matching nothing', async () => {
@@ -153,11 +178,28 @@ describe('selection, exit statuses and targets without a sandbox', () => {
     const a = await t.organisation();
     const b = await t.organisation();
     const file = path.join(full.dir, 'profiles.json');
-    writeFileSync(file, JSON.stringify({ profiles: [a, b].map((o, i) => ({ name: `org${i}`, ...o.apiKeys.test, webhookSigningSecret: o.webhookSigningSecret })) }));
-    const run = await runSuite(['--base-url', t.url, '--config', file, '--only', 'TOKEN-*,AUTH-*,VAL-00?,IDEM-001,IDEM-002,IDEM-003,READ-*,CFG-001,HOOK-001,RESP-*']);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        profiles: [a, b].map((o, i) => ({
+          name: `org${i}`,
+          ...o.apiKeys.test,
+          webhookSigningSecret: o.webhookSigningSecret,
+        })),
+      }),
+    );
+    const run = await runSuite([
+      '--base-url',
+      t.url,
+      '--config',
+      file,
+      '--only',
+      'TOKEN-*,AUTH-*,VAL-00?,IDEM-001,IDEM-002,IDEM-003,READ-*,CFG-001,HOOK-001,RESP-*',
+    ]);
     expect(run.code, explain(run)).toBe(0);
     const status = (id: string) => run.result(id).status;
-    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-003', 'VAL-003', 'IDEM-001', 'READ-003', 'RESP-003']) expect(status(id), explain(run)).toBe('passed');
+    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-003', 'VAL-003', 'IDEM-001', 'READ-003', 'RESP-003'])
+      expect(status(id), explain(run)).toBe('passed');
     for (const id of ['AUTH-006', 'AUTH-008', 'READ-006', 'CFG-001', 'HOOK-001']) {
       expect(status(id)).toBe('skipped');
       expect(run.result(id).reason).toMatch(/sandbox/);
@@ -174,8 +216,22 @@ describe('reports of a failing run', () => {
       args: ['--reporter', 'json,junit,html,console'],
       api: {
         response: (m, r) =>
-          m.method === 'GET' && r.status === 404 && m.url.startsWith('/api/checkout-sessions/cs_') && !m.url.includes('conformance')
-            ? { ...r, status: 403, body: JSON.stringify({ error: { code: 'forbidden', message: '<script>alert("x")</script> & more', param: null, doc_url: 'http://x/errors/#forbidden' } }) }
+          m.method === 'GET' &&
+          r.status === 404 &&
+          m.url.startsWith('/api/checkout-sessions/cs_') &&
+          !m.url.includes('conformance')
+            ? {
+                ...r,
+                status: 403,
+                body: JSON.stringify({
+                  error: {
+                    code: 'forbidden',
+                    message: '<script>alert("x")</script> & more',
+                    param: null,
+                    doc_url: 'http://x/errors/#forbidden',
+                  },
+                }),
+              }
             : r,
       },
     });
@@ -186,7 +242,9 @@ describe('reports of a failing run', () => {
     expect(failed.evidence!.request).toMatch(/^GET \/api\/checkout-sessions\/cs_/);
     expect(failed.evidence!.response).toMatch(/^HTTP\/1.1 403/);
     // The token is never shown: the curl line takes it from a shell variable.
-    expect(failed.evidence!.curl).toMatch(/^curl -sS -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/checkout-sessions\/cs_[^']+' -H "authorization: Bearer \$TOKEN"$/);
+    expect(failed.evidence!.curl).toMatch(
+      /^curl -sS -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/checkout-sessions\/cs_[^']+' -H "authorization: Bearer \$TOKEN"$/,
+    );
     const html = readFileSync(path.join(run.dir, 'conformance.html'), 'utf8');
     expect(html).not.toContain('<script>');
     expect(html).toContain('&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt; &amp; more'); // JSON-escaped, then HTML-escaped
@@ -203,15 +261,33 @@ describe('reports of a failing run', () => {
   it('a failing assumption check does not fail the run, unless --strict-assumptions', async () => {
     // Configuration checked before validation: our modelled order (CFG-009) is broken, nothing else.
     const mutation = {
-      response: (m: { method: string; url: string }, r: { status: number; headers: Record<string, string>; body: string }) =>
-        m.method === 'POST' && m.url === '/api/checkout-sessions' && r.body.includes('"validation_failed"') && r.body.includes('amount.total') && !r.body.includes('creditorReference')
-          ? { ...r, body: r.body.replace(/"validation_failed"/g, '"card_not_enabled"').replace(/,"details":\[.*\]/, '').replace('#validation_failed', '#card_not_enabled') }
+      response: (
+        m: { method: string; url: string },
+        r: { status: number; headers: Record<string, string>; body: string },
+      ) =>
+        m.method === 'POST' &&
+        m.url === '/api/checkout-sessions' &&
+        r.body.includes('"validation_failed"') &&
+        r.body.includes('amount.total') &&
+        !r.body.includes('creditorReference')
+          ? {
+              ...r,
+              body: r.body
+                .replace(/"validation_failed"/g, '"card_not_enabled"')
+                .replace(/,"details":\[.*\]/, '')
+                .replace('#validation_failed', '#card_not_enabled'),
+            }
           : r,
     };
     const lenient = await runVariant(t.url, { name: 'order', only: 'CFG-009', api: mutation });
     expect(lenient.result('CFG-009').status, explain(lenient)).toBe('failed');
     expect(lenient.code).toBe(0);
-    const strict = await runVariant(t.url, { name: 'order', only: 'CFG-009', api: mutation, args: ['--strict-assumptions'] });
+    const strict = await runVariant(t.url, {
+      name: 'order',
+      only: 'CFG-009',
+      api: mutation,
+      args: ['--strict-assumptions'],
+    });
     expect(strict.result('CFG-009').status).toBe('failed');
     expect(strict.code).toBe(1);
   }, 120_000);
@@ -221,22 +297,58 @@ describe('secrets never reach the output', () => {
   it('evidence shows placeholders for every kind of credential, request and response', () => {
     rememberSandboxToken('sbx_unit_sandbox_token_123');
     type Sent = { method: string; url: string; headers: Record<string, string>; body?: string };
-    const request: Sent = { method: 'POST', url: 'http://127.0.0.1:1/api/token', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'clientId=ck_1&clientSecret=cs_secret_value_1' };
-    const org = { id: 'org_1', webhookSigningSecret: 'whsec_unit_1', apiKeys: { test: { clientId: 'ck_t', clientSecret: 'sk_test_unit' }, live: { clientId: 'ck_l', clientSecret: 'sk_live_unit' } } };
-    const exchange = (req: Sent, json: unknown) => ({ request: req, status: 200, headers: { 'content-type': 'application/json' }, text: JSON.stringify(json), json, checkId: 'X-001' });
+    const request: Sent = {
+      method: 'POST',
+      url: 'http://127.0.0.1:1/api/token',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'clientId=ck_1&clientSecret=cs_secret_value_1',
+    };
+    const org = {
+      id: 'org_1',
+      webhookSigningSecret: 'whsec_unit_1',
+      apiKeys: {
+        test: { clientId: 'ck_t', clientSecret: 'sk_test_unit' },
+        live: { clientId: 'ck_l', clientSecret: 'sk_live_unit' },
+      },
+    };
+    const exchange = (req: Sent, json: unknown) => ({
+      request: req,
+      status: 200,
+      headers: { 'content-type': 'application/json' },
+      text: JSON.stringify(json),
+      json,
+      checkId: 'X-001',
+    });
     const token = evidenceOf(exchange(request, { accessToken: 'at_unit_value', tokenType: 'Bearer', expiresIn: '5m' }));
     expect(JSON.stringify(token)).not.toMatch(/cs_secret_value_1|at_unit_value/);
     expect(token.request).toContain('clientSecret=$CLIENT_SECRET');
     expect(token.curl).toContain('--data-raw "clientId=ck_1&clientSecret=$CLIENT_SECRET"');
     expect(token.response).toContain('"accessToken":"$ACCESS_TOKEN"');
-    const sandbox = evidenceOf(exchange({ method: 'POST', url: 'http://127.0.0.1:1/sandbox/organisations', headers: { authorization: 'Bearer sbx_unit_sandbox_token_123' }, body: '{}' }, org));
+    const sandbox = evidenceOf(
+      exchange(
+        {
+          method: 'POST',
+          url: 'http://127.0.0.1:1/sandbox/organisations',
+          headers: { authorization: 'Bearer sbx_unit_sandbox_token_123' },
+          body: '{}',
+        },
+        org,
+      ),
+    );
     expect(JSON.stringify(sandbox)).not.toMatch(/sbx_unit_sandbox_token_123|whsec_unit_1|sk_test_unit|sk_live_unit/);
     expect(sandbox.request).toContain('authorization: Bearer $SANDBOX_TOKEN');
     expect(sandbox.response).toContain('"webhookSigningSecret":"$WEBHOOK_SECRET"');
-    const json = curlOf({ method: 'POST', url: 'http://127.0.0.1:1/api/token', headers: { authorization: 'Basic Y2tfMTpzZWNyZXQ=' }, body: JSON.stringify({ clientId: 'ck_1', clientSecret: 'json secret' }) });
+    const json = curlOf({
+      method: 'POST',
+      url: 'http://127.0.0.1:1/api/token',
+      headers: { authorization: 'Basic Y2tfMTpzZWNyZXQ=' },
+      body: JSON.stringify({ clientId: 'ck_1', clientSecret: 'json secret' }),
+    });
     expect(json).toContain(`-H "authorization: Basic $CREDENTIALS"`);
     expect(json).toContain(`"{\\"clientId\\":\\"ck_1\\",\\"clientSecret\\":\\"$CLIENT_SECRET\\"}"`);
-    expect(curlOf({ method: 'GET', url: 'http://h/x', headers: { authorization: 'Bearer Bearer at_unit_value' } })).toContain('"authorization: Bearer Bearer $TOKEN"');
+    expect(
+      curlOf({ method: 'GET', url: 'http://h/x', headers: { authorization: 'Bearer Bearer at_unit_value' } }),
+    ).toContain('"authorization: Bearer Bearer $TOKEN"');
   });
 
   it('a failing run’s JSON, JUnit, HTML and console output hold none of the real secrets', async () => {
@@ -248,12 +360,18 @@ describe('secrets never reach the output', () => {
         const deletedKey = /^\/sandbox\/api-keys\/([^/]+)$/.exec(pathOf(m));
         if (m.method === 'DELETE' && deletedKey) deleted.add(decodeURIComponent(deletedKey[1]!));
         // The sandbox clock breaks: AUTH-006/007 fail with a sandbox request as evidence.
-        if (/\/clock$/.test(pathOf(m))) return { status: 500, headers: { 'content-type': 'application/json' }, body: '{"error":{"code":"internal_error","message":"x","param":null,"doc_url":"http://x/errors/#internal_error"}}' };
+        if (/\/clock$/.test(pathOf(m)))
+          return {
+            status: 500,
+            headers: { 'content-type': 'application/json' },
+            body: '{"error":{"code":"internal_error","message":"x","param":null,"doc_url":"http://x/errors/#internal_error"}}',
+          };
         return m;
       },
       response: (m, r, k) => {
         const body = parse(r.body);
-        if (pathOf(m) === '/sandbox/organisations' && body) [body.webhookSigningSecret, body.apiKeys?.test?.clientSecret, body.apiKeys?.live?.clientSecret].forEach(keep);
+        if (pathOf(m) === '/sandbox/organisations' && body)
+          [body.webhookSigningSecret, body.apiKeys?.test?.clientSecret, body.apiKeys?.live?.clientSecret].forEach(keep);
         if (/\/api-keys$/.test(pathOf(m)) && body) keep(body.clientSecret);
         if (pathOf(m) === '/api/token') {
           new URLSearchParams(m.body).forEach((v, name) => name === 'clientSecret' && keep(v));
@@ -262,16 +380,28 @@ describe('secrets never reach the output', () => {
             return editJson(r, (b) => ({ ...b, tokenType: 'bearer' })); // TOKEN-001 fails, its evidence holds the token
           }
           const clientId = new URLSearchParams(m.body).get('clientId') ?? '';
-          if (r.status === 401 && deleted.has(clientId)) return { ...r, body: JSON.stringify(recode({ error: { doc_url: 'http://x/errors/#x' } }, 'unknown_api_key')) }; // AUTH-008
-          if (r.status === 401 && !k.orgByClientId.has(clientId)) return { ...r, body: JSON.stringify({ error: 'Unknown client id' }) }; // TOKEN-005
+          if (r.status === 401 && deleted.has(clientId))
+            return {
+              ...r,
+              body: JSON.stringify(recode({ error: { doc_url: 'http://x/errors/#x' } }, 'unknown_api_key')),
+            }; // AUTH-008
+          if (r.status === 401 && !k.orgByClientId.has(clientId))
+            return { ...r, body: JSON.stringify({ error: 'Unknown client id' }) }; // TOKEN-005
         }
-        if (r.status === 401 && String(m.headers.authorization).startsWith('Basic ')) return editJson(r, (b) => recode(b, 'invalid_token')); // AUTH-002
+        if (r.status === 401 && String(m.headers.authorization).startsWith('Basic '))
+          return editJson(r, (b) => recode(b, 'invalid_token')); // AUTH-002
         return r;
       },
     };
-    const run = await runVariant(t.url, { name: 'secrets', only: 'TOKEN-*,AUTH-*', api: mutation, args: ['--reporter', 'json,junit,html,console'] });
+    const run = await runVariant(t.url, {
+      name: 'secrets',
+      only: 'TOKEN-*,AUTH-*',
+      api: mutation,
+      args: ['--reporter', 'json,junit,html,console'],
+    });
     expect(run.code, explain(run)).toBe(1);
-    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-002', 'AUTH-006', 'AUTH-008']) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
+    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-002', 'AUTH-006', 'AUTH-008'])
+      expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
     expect(secrets.size).toBeGreaterThan(4);
     const outputs = {
       json: readFileSync(path.join(run.dir, 'conformance.json'), 'utf8'),
@@ -279,9 +409,11 @@ describe('secrets never reach the output', () => {
       html: readFileSync(path.join(run.dir, 'conformance.html'), 'utf8'),
       console: run.stdout + run.stderr,
     };
-    for (const [name, text] of Object.entries(outputs)) for (const secret of secrets) expect(text.includes(secret), `${name} shows the secret ${secret}`).toBe(false);
+    for (const [name, text] of Object.entries(outputs))
+      for (const secret of secrets) expect(text.includes(secret), `${name} shows the secret ${secret}`).toBe(false);
     const evidence = JSON.stringify(run.report!.results.map((r) => r.evidence));
-    for (const placeholder of ['$CLIENT_SECRET', '$ACCESS_TOKEN', 'Bearer $SANDBOX_TOKEN', 'Basic $CREDENTIALS']) expect(evidence).toContain(placeholder);
+    for (const placeholder of ['$CLIENT_SECRET', '$ACCESS_TOKEN', 'Bearer $SANDBOX_TOKEN', 'Basic $CREDENTIALS'])
+      expect(evidence).toContain(placeholder);
   }, 120_000);
 });
 
@@ -297,7 +429,9 @@ describe('setup problems and run configuration', () => {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const run = await cli(['run', '--base-url', url, '--sandbox-token', 'sbx_x']);
       expect(run.code).toBe(2);
-      expect(run.stderr).toMatch(/^payment-conformance: The sandbox API at .* is not usable: no answer within 10 s\.\n$/);
+      expect(run.stderr).toMatch(
+        /^payment-conformance: The sandbox API at .* is not usable: no answer within 10 s\.\n$/,
+      );
       expect(run.stderr).not.toMatch(/\n\s+at /);
     } finally {
       server.closeAllConnections();
@@ -308,7 +442,16 @@ describe('setup problems and run configuration', () => {
   it('--config deliveryWaitMs is accepted with a sandbox, and a bad value is a setup error', async () => {
     const good = path.join(full.dir, 'wait.json');
     writeFileSync(good, JSON.stringify({ deliveryWaitMs: 1500 }));
-    const run = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--config', good, '--only', 'HOOK-006,HOOK-015']);
+    const run = await runSuite([
+      '--base-url',
+      t.url,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--config',
+      good,
+      '--only',
+      'HOOK-006,HOOK-015',
+    ]);
     expect(run.code, explain(run)).toBe(0);
     expect(run.report!.summary.passed).toBe(2);
     const bad = path.join(full.dir, 'bad-wait.json');
@@ -324,10 +467,27 @@ describe('setup problems and run configuration', () => {
     const other = await t.organisation();
     const file = path.join(full.dir, 'profiles-aud-first.json');
     const profile = (o: typeof aud, extra: object) => ({ ...o.apiKeys.test, ...extra });
-    writeFileSync(file, JSON.stringify({ profiles: [profile(aud, { settlementCurrency: 'AUD' }), profile(nzd, { settlementCurrency: 'NZD' }), profile(other, {})] }));
-    const run = await runSuite(['--base-url', t.url, '--config', file, '--only', 'READ-001,READ-003,VAL-029,IDEM-006,IDEM-008']);
+    writeFileSync(
+      file,
+      JSON.stringify({
+        profiles: [
+          profile(aud, { settlementCurrency: 'AUD' }),
+          profile(nzd, { settlementCurrency: 'NZD' }),
+          profile(other, {}),
+        ],
+      }),
+    );
+    const run = await runSuite([
+      '--base-url',
+      t.url,
+      '--config',
+      file,
+      '--only',
+      'READ-001,READ-003,VAL-029,IDEM-006,IDEM-008',
+    ]);
     expect(run.code, explain(run)).toBe(0);
-    for (const id of ['READ-001', 'READ-003', 'VAL-029', 'IDEM-006', 'IDEM-008']) expect(run.result(id).status, explain(run)).toBe('passed');
+    for (const id of ['READ-001', 'READ-003', 'VAL-029', 'IDEM-006', 'IDEM-008'])
+      expect(run.result(id).status, explain(run)).toBe('passed');
     // Only a profile that does not fit: the checks are skipped with the reason, not failed.
     const only = path.join(full.dir, 'profiles-aud-only.json');
     writeFileSync(only, JSON.stringify({ profiles: [profile(aud, { settlementCurrency: 'AUD' })] }));
@@ -355,8 +515,21 @@ describe('a check that runs out of time', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     try {
       const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-      const run = new RunContext({ baseUrl, sandboxToken: undefined, profiles: [{ clientId: 'c', clientSecret: 's_unit' }], receiver: new CaptureReceiver(), settleMs: 100 });
-      const check = (id: string, body: (ctx: any) => Promise<void>): Check => ({ id, level: 'must', rule: 'Limits', section: 'Limits', title: `times out ${id}`, run: body });
+      const run = new RunContext({
+        baseUrl,
+        sandboxToken: undefined,
+        profiles: [{ clientId: 'c', clientSecret: 's_unit' }],
+        receiver: new CaptureReceiver(),
+        settleMs: 100,
+      });
+      const check = (id: string, body: (ctx: any) => Promise<void>): Check => ({
+        id,
+        level: 'must',
+        rule: 'Limits',
+        section: 'Limits',
+        title: `times out ${id}`,
+        run: body,
+      });
       const results = await runChecks(
         run,
         [

@@ -51,13 +51,23 @@ function documentedCodes(): string[] {
 }
 
 beforeAll(async () => {
-  if (!existsSync(path.join(docsDir, 'index.html'))) throw new Error('server/site is missing: run `npm run build` first.');
-  if (!existsSync(chromiumPath)) throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  if (!existsSync(path.join(docsDir, 'index.html')))
+    throw new Error('server/site is missing: run `npm run build` first.');
+  if (!existsSync(chromiumPath))
+    throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
   server = await startTestServer({ docsDir });
   browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }, 60_000);
 
@@ -111,7 +121,9 @@ describe('docs in a browser', () => {
       await expect.poll(() => sidebar.getByText(tag, { exact: true }).count(), tag).toBeGreaterThan(0);
     }
     await sidebar.getByText(doc.tags[0].name, { exact: true }).first().click();
-    const first = Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item)).find((op) => op.tags.includes(doc.tags[0].name));
+    const first = Object.values<any>(doc.paths)
+      .flatMap((item) => Object.values<any>(item))
+      .find((op) => op.tags.includes(doc.tags[0].name));
     await sidebar.getByText(first.summary, { exact: true }).first().click();
     await expect.poll(() => headingInView(page, first.summary)).toBe(true);
     await page.screenshot({ path: path.join(shots, 'sandbox-reference.png') });
@@ -131,7 +143,9 @@ describe('docs in a browser', () => {
   it('scrolls errors/#validation_failed to its section', async () => {
     const page = await open('/docs/errors/#validation_failed');
     const section = page.locator('#validation_failed');
-    await expect.poll(() => section.evaluate((el) => Math.round(el.getBoundingClientRect().top))).toBeLessThanOrEqual(5);
+    await expect
+      .poll(() => section.evaluate((el) => Math.round(el.getBoundingClientRect().top)))
+      .toBeLessThanOrEqual(5);
     expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
     expect(await section.innerText()).toMatch(/HTTP 400/);
     await page.screenshot({ path: path.join(shots, 'errors-validation_failed.png') });
@@ -159,7 +173,13 @@ describe('docs in a browser', () => {
         const paragraph = [...document.querySelectorAll('p')].find((p) => p.textContent?.includes(wanted))!;
         const body = getComputedStyle(paragraph);
         const heading = getComputedStyle(document.querySelector('h1')!);
-        return { font: body.fontFamily, size: body.fontSize, lineHeight: body.lineHeight, colour: body.color, heading: [heading.fontSize, heading.fontWeight] };
+        return {
+          font: body.fontFamily,
+          size: body.fontSize,
+          lineHeight: body.lineHeight,
+          colour: body.color,
+          heading: [heading.fontSize, heading.fontWeight],
+        };
       }, text);
       await page.screenshot({ path: path.join(shots, `${pathname.replace(/\W+/g, '-')}look.png`) });
       await page.close();

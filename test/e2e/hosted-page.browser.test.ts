@@ -36,13 +36,19 @@ const merchantHits: string[] = [];
 
 /** Every request the browser tried to make to any other address (blocked or not). */
 const offsite: string[] = [];
-const allowed = (url: string) => url.startsWith(`${t.url}/`) || url.startsWith(`${merchantUrl}/`) || url.startsWith('data:') || url.startsWith('about:');
+const allowed = (url: string) =>
+  url.startsWith(`${t.url}/`) ||
+  url.startsWith(`${merchantUrl}/`) ||
+  url.startsWith('data:') ||
+  url.startsWith('about:');
 
 async function startMerchant(): Promise<void> {
   merchant = http.createServer((req, res) => {
     merchantHits.push(req.url ?? '');
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', connection: 'close' });
-    res.end('<!doctype html><html lang="en"><head><title>Shop: thank you</title></head><body><h1>Thank you for your order</h1></body></html>');
+    res.end(
+      '<!doctype html><html lang="en"><head><title>Shop: thank you</title></head><body><h1>Thank you for your order</h1></body></html>',
+    );
   });
   await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
   merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
@@ -50,7 +56,10 @@ async function startMerchant(): Promise<void> {
 
 const redirectUrl = () => `${merchantUrl}/done?order=42&lang=en`;
 
-async function createSession(overrides: Record<string, unknown> = {}, token = org.testToken): Promise<{ id: string; url: string }> {
+async function createSession(
+  overrides: Record<string, unknown> = {},
+  token = org.testToken,
+): Promise<{ id: string; url: string }> {
   const answer = await t.request<{ id: string; url: string; status: string }>('POST', '/api/checkout-sessions', {
     token,
     body: sessionRequest({ checkoutMethod: 'both', redirectUrl: redirectUrl(), ...overrides }),
@@ -81,20 +90,36 @@ async function open(url: string): Promise<{ page: Page; response: Response | nul
 async function expectAmountShown(page: Page): Promise<void> {
   const text = await page.locator('main').innerText();
   const shown = /\bNZ\$\s?25\.50\b|\bNZD\s?\$?25\.50\b|\b25\.50\s?NZD\b/.test(text);
-  expect.soft(shown, `the page must show the amount with its currency (NZ$25.50), not a bare dollar sign; page text:\n${text}`).toBe(true);
+  expect
+    .soft(
+      shown,
+      `the page must show the amount with its currency (NZ$25.50), not a bare dollar sign; page text:\n${text}`,
+    )
+    .toBe(true);
 }
 
-const rail = (page: Page, legend: string) => page.locator('fieldset').filter({ has: page.locator('legend', { hasText: new RegExp(`^\\s*${legend}\\s*$`) }) });
+const rail = (page: Page, legend: string) =>
+  page.locator('fieldset').filter({ has: page.locator('legend', { hasText: new RegExp(`^\\s*${legend}\\s*$`) }) });
 
 /** Clicks a button and waits for the navigation it starts; returns the final response. */
-async function clickAndLand(page: Page, button: ReturnType<Page['getByRole']>, landsOn: (url: URL) => boolean): Promise<Response> {
-  const [response] = await Promise.all([page.waitForResponse((r) => landsOn(new URL(r.url())) && r.request().isNavigationRequest()), button.click()]);
+async function clickAndLand(
+  page: Page,
+  button: ReturnType<Page['getByRole']>,
+  landsOn: (url: URL) => boolean,
+): Promise<Response> {
+  const [response] = await Promise.all([
+    page.waitForResponse((r) => landsOn(new URL(r.url())) && r.request().isNavigationRequest()),
+    button.click(),
+  ]);
   await page.waitForLoadState('load');
   return response;
 }
 
 /** The merchant landing: its URL parsed, and the status of the POST that redirected there. */
-async function payAndLand(page: Page, legend: string): Promise<{ landed: URL; postStatus: number | undefined; postMethod: string | undefined }> {
+async function payAndLand(
+  page: Page,
+  legend: string,
+): Promise<{ landed: URL; postStatus: number | undefined; postMethod: string | undefined }> {
   const button = rail(page, legend).getByRole('button', { name: 'Pay (succeeds)' });
   const response = await clickAndLand(page, button, (u) => `${u.protocol}//${u.host}` === merchantUrl);
   const from = response.request().redirectedFrom();
@@ -104,7 +129,8 @@ async function payAndLand(page: Page, legend: string): Promise<{ landed: URL; po
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
+  if (!existsSync(chromiumPath))
+    throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
   t = await startTestServer();
   await startMerchant();
@@ -115,10 +141,22 @@ beforeAll(async () => {
     openBankingApproved: true,
     settlementAccount: true,
   });
-  org = { ...created, testToken: await t.token(created.apiKeys.test.clientId, created.apiKeys.test.clientSecret), liveToken: await t.token(created.apiKeys.live.clientId, created.apiKeys.live.clientSecret) };
+  org = {
+    ...created,
+    testToken: await t.token(created.apiKeys.test.clientId, created.apiKeys.test.clientSecret),
+    liveToken: await t.token(created.apiKeys.live.clientId, created.apiKeys.live.clientSecret),
+  };
   browser = await chromium.launch({
     executablePath: chromiumPath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
   context = await browser.newContext({ viewport: { width: 900, height: 900 } });
   // page.route sees only the first request of a redirect chain, so every request is also
@@ -171,7 +209,13 @@ describe('hosted payment page in a browser', () => {
 
     // The id in the URL is not proof of payment: the merchant reads the session back.
     const read = await readSession(session.id);
-    expect(read).toMatchObject({ id: session.id, status: 'completed', transactionType: 'card', checkoutMethod: 'both', testMode: true });
+    expect(read).toMatchObject({
+      id: session.id,
+      status: 'completed',
+      transactionType: 'card',
+      checkoutMethod: 'both',
+      testMode: true,
+    });
     expect(read.transactionId).toBe(transactionId);
     await page.close();
   }, 30_000);
@@ -207,7 +251,10 @@ describe('hosted payment page in a browser', () => {
   describe('c: pages for other states and sessions', () => {
     it('a completed session shows "Payment complete" and no buttons', async () => {
       const session = await createSession();
-      await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'succeeded' });
+      await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, {
+        rail: 'card',
+        outcome: 'succeeded',
+      });
       const { page, response } = await open(session.url);
       expect(response?.status()).toBe(200);
       expect(await page.locator('h1').innerText()).toBe('Payment complete');
@@ -250,7 +297,9 @@ describe('hosted payment page in a browser', () => {
       const legends = await page.locator('fieldset > legend').allInnerTexts();
       expect(legends.map((l) => l.trim())).toEqual(['Card']);
       expect(await page.getByRole('button', { name: 'Pay (succeeds)' }).count()).toBe(1);
-      expect(await page.locator('input[name="rail"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value))).toEqual(['card']);
+      expect(
+        await page.locator('input[name="rail"]').evaluateAll((els) => els.map((e) => (e as HTMLInputElement).value)),
+      ).toEqual(['card']);
       await page.screenshot({ path: path.join(shots, 'c-card-only.png'), fullPage: true });
       await page.close();
     });
@@ -279,7 +328,12 @@ describe('hosted payment page in a browser', () => {
     expect(buttons).toBe(6);
     // A button without an accessible name does not match a name pattern.
     expect(await page.getByRole('button', { name: /\S/ }).count()).toBe(buttons);
-    const outside = await page.locator('button').evaluateAll((els) => els.filter((b) => !b.closest('fieldset')?.querySelector(':scope > legend')?.textContent?.trim()).length);
+    const outside = await page
+      .locator('button')
+      .evaluateAll(
+        (els) =>
+          els.filter((b) => !b.closest('fieldset')?.querySelector(':scope > legend')?.textContent?.trim()).length,
+      );
     expect(outside, 'buttons outside a fieldset with a legend').toBe(0);
     for (const legend of ['Card', 'Bank transfer \\(open banking\\)']) {
       expect(await rail(page, legend).getByRole('button').count(), legend).toBe(3);
@@ -289,7 +343,10 @@ describe('hosted payment page in a browser', () => {
     await page.close();
 
     // The status message after an attempt is announced: alert for a decline, status while pending.
-    for (const [result, role] of [['declined', 'alert'], ['pending', 'status']] as const) {
+    for (const [result, role] of [
+      ['declined', 'alert'],
+      ['pending', 'status'],
+    ] as const) {
       const { page: after } = await open(`${session.url}?result=${result}`);
       const message = after.getByRole(role);
       expect(await message.count(), result).toBe(1);

@@ -21,7 +21,11 @@ beforeAll(async () => {
   t = await startTestServer({ webhookPollIntervalMs: 20 });
   org = await t.organisation();
   shop = {
-    client: createPaymentClient({ baseUrl: t.url, clientId: org.apiKeys.test.clientId, clientSecret: org.apiKeys.test.clientSecret }),
+    client: createPaymentClient({
+      baseUrl: t.url,
+      clientId: org.apiKeys.test.clientId,
+      clientSecret: org.apiKeys.test.clientSecret,
+    }),
     db: openShopDb(),
     signingSecret: org.webhookSigningSecret,
     fulfil: (orderId) => fulfilled.push(orderId),
@@ -45,29 +49,56 @@ async function until<T>(probe: () => T | undefined, timeoutMs = 5000): Promise<T
   }
 }
 
-const paymentIdOf = (orderId: string) => shop.db.prepare<[string], { payment_id: string }>('SELECT payment_id FROM orders WHERE order_id = ?').get(orderId)!.payment_id;
+const paymentIdOf = (orderId: string) =>
+  shop.db.prepare<[string], { payment_id: string }>('SELECT payment_id FROM orders WHERE order_id = ?').get(orderId)!
+    .payment_id;
 const post = (body: string, signature?: string) =>
-  fetch(receiverUrl, { method: 'POST', headers: { 'content-type': 'application/json', ...(signature ? { 'service-signature': signature } : {}) }, body });
+  fetch(receiverUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(signature ? { 'service-signature': signature } : {}) },
+    body,
+  });
 
 describe('merchant receiver example', () => {
   it('fulfils an order once when its payment completes, and answers 200 to every repeat', async () => {
-    await placeOrder(shop, { id: 'A-1', total: 20, webhookUrl: receiverUrl, redirectUrl: 'https://shop.example/thanks' });
+    await placeOrder(shop, {
+      id: 'A-1',
+      total: 20,
+      webhookUrl: receiverUrl,
+      redirectUrl: 'https://shop.example/thanks',
+    });
     const sessionId = paymentIdOf('A-1');
     await t.sandbox('POST', `/sandbox/checkout-sessions/${sessionId}/attempts`, { rail: 'card', outcome: 'succeeded' });
     await until(() => (fulfilled.includes('A-1') ? true : undefined));
 
-    const { deliveries } = await t.sandbox<{ deliveries: { transactionId: string; responseStatus: number }[] }>('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${sessionId}`);
+    const { deliveries } = await t.sandbox<{ deliveries: { transactionId: string; responseStatus: number }[] }>(
+      'GET',
+      `/sandbox/webhook-deliveries?checkoutSessionId=${sessionId}`,
+    );
     expect(deliveries.map((d) => d.responseStatus)).toEqual([200]);
     const transactionId = deliveries[0]!.transactionId;
 
-    const body = JSON.stringify({ event: 'checkout_session.completed', createdAt: new Date().toISOString(), checkoutSessionId: sessionId, transactionId, foreignTransactionId: 'A-1' });
-    const repeats = await Promise.all(Array.from({ length: 10 }, () => post(body, signWebhook(body, org.webhookSigningSecret))));
+    const body = JSON.stringify({
+      event: 'checkout_session.completed',
+      createdAt: new Date().toISOString(),
+      checkoutSessionId: sessionId,
+      transactionId,
+      foreignTransactionId: 'A-1',
+    });
+    const repeats = await Promise.all(
+      Array.from({ length: 10 }, () => post(body, signWebhook(body, org.webhookSigningSecret))),
+    );
     expect(repeats.map((r) => r.status)).toEqual(Array(10).fill(200));
     expect(fulfilled.filter((id) => id === 'A-1')).toHaveLength(1);
   });
 
   it('refuses unsigned, tampered and re-serialised deliveries with 400, and ignores unknown events with 200', async () => {
-    await placeOrder(shop, { id: 'B-1', total: 5, webhookUrl: receiverUrl, redirectUrl: 'https://shop.example/thanks' });
+    await placeOrder(shop, {
+      id: 'B-1',
+      total: 5,
+      webhookUrl: receiverUrl,
+      redirectUrl: 'https://shop.example/thanks',
+    });
     const sessionId = paymentIdOf('B-1');
     await t.sandbox('POST', `/sandbox/checkout-sessions/${sessionId}/attempts`, { rail: 'card', outcome: 'succeeded' });
     // The session is paid, but none of these deliveries may be the reason it is fulfilled.
@@ -78,13 +109,28 @@ describe('merchant receiver example', () => {
     expect((await post(JSON.stringify(JSON.parse(body), null, 2), signature)).status).toBe(400);
     const unknown = '{"event":"checkout_session.refunded","transactionId":"00000000-0000-4000-8000-000000000002"}';
     expect((await post(unknown, signWebhook(unknown, org.webhookSigningSecret))).status).toBe(200);
-    expect(shop.db.prepare('SELECT count(*) AS n FROM processed_transactions WHERE transaction_id LIKE ?').get('00000000%')).toEqual({ n: 0 });
+    expect(
+      shop.db.prepare('SELECT count(*) AS n FROM processed_transactions WHERE transaction_id LIKE ?').get('00000000%'),
+    ).toEqual({ n: 0 });
   });
 
   it('reconciles an order whose webhook never arrived by reading the session back', async () => {
-    await placeOrder(shop, { id: 'C-1', total: 7, webhookUrl: 'http://127.0.0.1:9/unreachable', redirectUrl: 'https://shop.example/thanks' });
-    await placeOrder(shop, { id: 'C-2', total: 8, webhookUrl: 'http://127.0.0.1:9/unreachable', redirectUrl: 'https://shop.example/thanks' });
-    await t.sandbox('POST', `/sandbox/checkout-sessions/${paymentIdOf('C-1')}/attempts`, { rail: 'open_banking', outcome: 'succeeded' });
+    await placeOrder(shop, {
+      id: 'C-1',
+      total: 7,
+      webhookUrl: 'http://127.0.0.1:9/unreachable',
+      redirectUrl: 'https://shop.example/thanks',
+    });
+    await placeOrder(shop, {
+      id: 'C-2',
+      total: 8,
+      webhookUrl: 'http://127.0.0.1:9/unreachable',
+      redirectUrl: 'https://shop.example/thanks',
+    });
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${paymentIdOf('C-1')}/attempts`, {
+      rail: 'open_banking',
+      outcome: 'succeeded',
+    });
     const done = await reconcile(shop);
     expect(done).toContain('C-1');
     expect(done).not.toContain('C-2');
@@ -93,8 +139,18 @@ describe('merchant receiver example', () => {
   });
 
   it('places an order once however often it is retried', async () => {
-    const first = await placeOrder(shop, { id: 'D-1', total: 9, webhookUrl: receiverUrl, redirectUrl: 'https://shop.example/thanks' });
-    const again = await placeOrder(shop, { id: 'D-1', total: 9, webhookUrl: receiverUrl, redirectUrl: 'https://shop.example/thanks' });
+    const first = await placeOrder(shop, {
+      id: 'D-1',
+      total: 9,
+      webhookUrl: receiverUrl,
+      redirectUrl: 'https://shop.example/thanks',
+    });
+    const again = await placeOrder(shop, {
+      id: 'D-1',
+      total: 9,
+      webhookUrl: receiverUrl,
+      redirectUrl: 'https://shop.example/thanks',
+    });
     expect(again).toBe(first);
   });
 });

@@ -9,16 +9,32 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MatchersV3, PactV3 } from '@pact-foundation/pact';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AuthenticationError, NotFoundError, ValidationError, createPaymentClient, type CheckoutSessionCreateRequest, type PaymentClient } from '../../client/index.ts';
+import {
+  AuthenticationError,
+  NotFoundError,
+  ValidationError,
+  createPaymentClient,
+  type CheckoutSessionCreateRequest,
+  type PaymentClient,
+} from '../../client/index.ts';
 import { CONTRACTS_DIR, verifyContracts } from '../../scripts/verify-contracts.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 
 const { like, regex, eachLike, fromProviderState, string, boolean, nullValue } = MatchersV3;
 
 const CONTRACT = join(CONTRACTS_DIR, 'payment-client-payment-service.json');
-const pact = new PactV3({ consumer: 'payment-client', provider: 'payment-service', dir: CONTRACTS_DIR, logLevel: 'error' });
+const pact = new PactV3({
+  consumer: 'payment-client',
+  provider: 'payment-service',
+  dir: CONTRACTS_DIR,
+  logLevel: 'error',
+});
 
-const EXAMPLE = { clientId: 'ck_test_example', clientSecret: 'cs_test_secret_example', token: 'eyJhbGciOiJIUS.example.token' };
+const EXAMPLE = {
+  clientId: 'ck_test_example',
+  clientSecret: 'cs_test_secret_example',
+  token: 'eyJhbGciOiJIUS.example.token',
+};
 const ISO = '^\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?Z$';
 const UUID = '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$';
 const order: CheckoutSessionCreateRequest = {
@@ -28,7 +44,12 @@ const order: CheckoutSessionCreateRequest = {
   redirectUrl: 'https://shop.example.com/done?order=1001',
   checkoutMethod: 'both',
 };
-const linkBody = { amount: { total: 12 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/done', checkoutMethod: 'card' as const };
+const linkBody = {
+  amount: { total: 12 },
+  creditorReference: { reference: 'LINK-1' },
+  redirectUrl: 'https://shop.example.com/done',
+  checkoutMethod: 'card' as const,
+};
 
 const bearer = regex('^Bearer \\S+$', `Bearer ${EXAMPLE.token}`);
 const docUrl = (code: string) => regex(`^\\S+/errors/#${code}$`, `https://pay.example.com/docs/errors/#${code}`);
@@ -91,10 +112,18 @@ describe('consumer: payment-client', () => {
       .withRequest({
         method: 'POST',
         path: '/api/checkout-sessions',
-        headers: { authorization: bearer, 'content-type': 'application/json', 'idempotency-key': regex('^\\S{1,255}$', 'f3b0c442-98fc-4c14-9afb-4c8996fb9242') },
+        headers: {
+          authorization: bearer,
+          'content-type': 'application/json',
+          'idempotency-key': regex('^\\S{1,255}$', 'f3b0c442-98fc-4c14-9afb-4c8996fb9242'),
+        },
         body: order,
       })
-      .willRespondWith({ status: 200, headers: { 'Content-Type': 'application/json' }, body: { ...sessionBody('created'), url: regex('^https?://\\S+$', 'https://pay.example.com/pay/cs_example') } });
+      .willRespondWith({
+        status: 200,
+        headers: { 'Content-Type': 'application/json' },
+        body: { ...sessionBody('created'), url: regex('^https?://\\S+$', 'https://pay.example.com/pay/cs_example') },
+      });
     await pact.executeTest(async (mock) => {
       const session = await clientOf(mock.url).createCheckoutSession(order);
       expect(session.id).toMatch(/^cs_/);
@@ -107,7 +136,11 @@ describe('consumer: payment-client', () => {
     pact
       .given('a checkout session exists')
       .uponReceiving('a checkout session read')
-      .withRequest({ method: 'GET', path: fromProviderState('/api/checkout-sessions/${sessionId}', '/api/checkout-sessions/cs_example'), headers: { authorization: bearer } })
+      .withRequest({
+        method: 'GET',
+        path: fromProviderState('/api/checkout-sessions/${sessionId}', '/api/checkout-sessions/cs_example'),
+        headers: { authorization: bearer },
+      })
       .willRespondWith({
         status: 200,
         headers: { 'Content-Type': 'application/json' },
@@ -132,7 +165,12 @@ describe('consumer: payment-client', () => {
     pact
       .given('an organisation with card and open banking enabled')
       .uponReceiving('a checkout session create with an amount over the maximum')
-      .withRequest({ method: 'POST', path: '/api/checkout-sessions', headers: { authorization: bearer, 'content-type': 'application/json' }, body: invalid })
+      .withRequest({
+        method: 'POST',
+        path: '/api/checkout-sessions',
+        headers: { authorization: bearer, 'content-type': 'application/json' },
+        body: invalid,
+      })
       .willRespondWith({
         status: 400,
         headers: { 'Content-Type': 'application/json' },
@@ -142,12 +180,17 @@ describe('consumer: payment-client', () => {
             message: string('amount.total must not be greater than 10000'),
             param: 'amount.total',
             doc_url: docUrl('validation_failed'),
-            details: eachLike({ field: 'amount.total', constraints: like({ max: 'amount.total must not be greater than 10000' }) }),
+            details: eachLike({
+              field: 'amount.total',
+              constraints: like({ max: 'amount.total must not be greater than 10000' }),
+            }),
           },
         },
       });
     await pact.executeTest(async (mock) => {
-      const error = await clientOf(mock.url).createCheckoutSession(invalid).catch((e: unknown) => e);
+      const error = await clientOf(mock.url)
+        .createCheckoutSession(invalid)
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ValidationError);
       expect((error as ValidationError).param).toBe('amount.total');
     });
@@ -158,14 +201,27 @@ describe('consumer: payment-client', () => {
     pact
       .given('an organisation with card and open banking enabled')
       .uponReceiving('a read of a checkout session that does not exist')
-      .withRequest({ method: 'GET', path: '/api/checkout-sessions/cs_doesnotexist', headers: { authorization: bearer } })
+      .withRequest({
+        method: 'GET',
+        path: '/api/checkout-sessions/cs_doesnotexist',
+        headers: { authorization: bearer },
+      })
       .willRespondWith({
         status: 404,
         headers: { 'Content-Type': 'application/json' },
-        body: { error: { code: 'not_found', message: string('No such checkout session.'), param: nullValue(), doc_url: docUrl('not_found') } },
+        body: {
+          error: {
+            code: 'not_found',
+            message: string('No such checkout session.'),
+            param: nullValue(),
+            doc_url: docUrl('not_found'),
+          },
+        },
       });
     await pact.executeTest(async (mock) => {
-      const error = await clientOf(mock.url).getCheckoutSession('cs_doesnotexist').catch((e: unknown) => e);
+      const error = await clientOf(mock.url)
+        .getCheckoutSession('cs_doesnotexist')
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(NotFoundError);
     });
   });
@@ -175,19 +231,37 @@ describe('consumer: payment-client', () => {
     pact
       .given('the access token has expired')
       .uponReceiving('a checkout session read with an expired token')
-      .withRequest({ method: 'GET', path: fromProviderState('/api/checkout-sessions/${sessionId}', '/api/checkout-sessions/cs_example'), headers: { authorization: bearer } })
+      .withRequest({
+        method: 'GET',
+        path: fromProviderState('/api/checkout-sessions/${sessionId}', '/api/checkout-sessions/cs_example'),
+        headers: { authorization: bearer },
+      })
       .willRespondWith({
         status: 401,
         headers: { 'Content-Type': 'application/json' },
-        body: { error: { code: 'token_expired', message: string('The access token has expired.'), param: nullValue(), doc_url: docUrl('token_expired') } },
+        body: {
+          error: {
+            code: 'token_expired',
+            message: string('The access token has expired.'),
+            param: nullValue(),
+            doc_url: docUrl('token_expired'),
+          },
+        },
       });
     await pact.executeTest(async (mock) => {
       const sent: string[] = [];
-      const error = await clientOf(mock.url, sent).getCheckoutSession('cs_example').catch((e: unknown) => e);
+      const error = await clientOf(mock.url, sent)
+        .getCheckoutSession('cs_example')
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(AuthenticationError);
       expect((error as AuthenticationError).code).toBe('token_expired');
       // The mock keeps answering token_expired, so the client stops after one renewal.
-      expect(sent).toEqual(['POST /api/token', 'GET /api/checkout-sessions/cs_example', 'POST /api/token', 'GET /api/checkout-sessions/cs_example']);
+      expect(sent).toEqual([
+        'POST /api/token',
+        'GET /api/checkout-sessions/cs_example',
+        'POST /api/token',
+        'GET /api/checkout-sessions/cs_example',
+      ]);
     });
   });
 
@@ -196,11 +270,27 @@ describe('consumer: payment-client', () => {
     pact
       .given('an organisation with card and open banking enabled')
       .uponReceiving('a payment link create')
-      .withRequest({ method: 'POST', path: '/api/payment-links', headers: { authorization: bearer, 'content-type': 'application/json', 'idempotency-key': regex('^\\S{1,255}$', 'b5c1d7c2-1f7e-4a55-9f0e-3d4c1c2b7a10') }, body: linkBody })
+      .withRequest({
+        method: 'POST',
+        path: '/api/payment-links',
+        headers: {
+          authorization: bearer,
+          'content-type': 'application/json',
+          'idempotency-key': regex('^\\S{1,255}$', 'b5c1d7c2-1f7e-4a55-9f0e-3d4c1c2b7a10'),
+        },
+        body: linkBody,
+      })
       .willRespondWith({
         status: 200,
         headers: { 'Content-Type': 'application/json' },
-        body: { id: regex(UUID, '6f1c2a9e-3b7d-4c55-8e21-0a9b8c7d6e5f'), status: string('created'), url: regex('^https?://\\S+$', 'https://pay.example.com/pay/link'), amount: { total: like(12), currency: 'NZD' }, checkoutMethod: 'card', testMode: boolean(true) },
+        body: {
+          id: regex(UUID, '6f1c2a9e-3b7d-4c55-8e21-0a9b8c7d6e5f'),
+          status: string('created'),
+          url: regex('^https?://\\S+$', 'https://pay.example.com/pay/link'),
+          amount: { total: like(12), currency: 'NZD' },
+          checkoutMethod: 'card',
+          testMode: boolean(true),
+        },
       });
     await pact.executeTest(async (mock) => {
       const link = await clientOf(mock.url).createPaymentLink(linkBody);
@@ -211,7 +301,14 @@ describe('consumer: payment-client', () => {
     pact
       .given('a payment link exists')
       .uponReceiving('a payment link read')
-      .withRequest({ method: 'GET', path: fromProviderState('/api/payment-links/${linkId}', '/api/payment-links/6f1c2a9e-3b7d-4c55-8e21-0a9b8c7d6e5f'), headers: { authorization: bearer } })
+      .withRequest({
+        method: 'GET',
+        path: fromProviderState(
+          '/api/payment-links/${linkId}',
+          '/api/payment-links/6f1c2a9e-3b7d-4c55-8e21-0a9b8c7d6e5f',
+        ),
+        headers: { authorization: bearer },
+      })
       .willRespondWith({
         status: 200,
         headers: { 'Content-Type': 'application/json' },
@@ -246,11 +343,14 @@ describe('provider: the reference server', () => {
 
   it('rejects a contract the server does not satisfy (a 403 where the server answers 404)', async () => {
     const contract = JSON.parse(readFileSync(CONTRACT, 'utf8'));
-    const notFound = contract.interactions.find((i: { description: string }) => i.description === 'a read of a checkout session that does not exist');
+    const notFound = contract.interactions.find(
+      (i: { description: string }) => i.description === 'a read of a checkout session that does not exist',
+    );
     notFound.response.status = 403;
     const altered = join(mkdtempSync(join(tmpdir(), 'pact-')), 'altered.json');
     writeFileSync(altered, JSON.stringify(contract));
-    await expect(verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [altered] })).rejects.toThrow();
+    await expect(
+      verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [altered] }),
+    ).rejects.toThrow();
   }, 60_000);
 });
-

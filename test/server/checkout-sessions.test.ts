@@ -26,10 +26,23 @@ function withPatch(patch: (body: any) => void) {
 
 describe('validation (boundaries on both sides)', () => {
   it.each([
-    [0, false], [0.01, true], [19.99, true], [0.07, true], [4.35, true], [10000, true], [10000.01, false],
-    [1.005, false], [-5, false], ['25.00', false], [null, false],
+    [0, false],
+    [0.01, true],
+    [19.99, true],
+    [0.07, true],
+    [4.35, true],
+    [10000, true],
+    [10000.01, false],
+    [1.005, false],
+    [-5, false],
+    ['25.00', false],
+    [null, false],
     // A cent away by less than a tolerance would see: still more than two decimals.
-    [1e-10, false], [0.30000000000000004, false], [1.0000000001, false], [9999.99, true], [1e2, true],
+    [1e-10, false],
+    [0.30000000000000004, false],
+    [1.0000000001, false],
+    [9999.99, true],
+    [1e2, true],
   ])('amount.total %j: accepted=%s', async (total, accepted) => {
     const answer = await create(withPatch((b) => (b.amount.total = total)));
     if (accepted) {
@@ -48,33 +61,58 @@ describe('validation (boundaries on both sides)', () => {
     'amount.total written as %s is refused, not rounded to a double that would pass',
     async (written) => {
       const text = JSON.stringify(sessionRequest()).replace('"total":25.5', `"total":${written}`);
-      const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+      const answer = await t.request('POST', '/api/checkout-sessions', {
+        token: org.testToken,
+        rawBody: text,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(answer.status).toBe(400);
       expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'amount.total' });
       expect(Object.keys(answer.body.error.details[0].constraints)).toEqual(['exact']);
     },
   );
 
-  it.each([['19.990000000000000000', 19.99], ['1999e-2', 19.99], ['0.070', 0.07]])('amount.total written as %s is exactly %s, and accepted', async (written, total) => {
+  it.each([
+    ['19.990000000000000000', 19.99],
+    ['1999e-2', 19.99],
+    ['0.070', 0.07],
+  ])('amount.total written as %s is exactly %s, and accepted', async (written, total) => {
     const text = JSON.stringify(sessionRequest()).replace('"total":25.5', `"total":${written}`);
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: text,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(answer.status).toBe(200);
     expect(answer.body.amount.total).toBe(total);
   });
 
   it('lists an inexact amount with the other failures at once; a key repeated with such a number is still refused', async () => {
-    const text = JSON.stringify({ ...sessionRequest(), type: 'bad' }).replace('"total":25.5', '"total":1.0000000000000001');
-    const both = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    const text = JSON.stringify({ ...sessionRequest(), type: 'bad' }).replace(
+      '"total":25.5',
+      '"total":1.0000000000000001',
+    );
+    const both = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: text,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(both.body.error.details.map((d: any) => d.field).sort()).toEqual(['amount.total', 'type']);
     const repeated = JSON.stringify(sessionRequest()).replace('{', '{"amount":{"total":1.0000000000000001},');
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: repeated, headers: { 'content-type': 'application/json' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: repeated,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('validation_failed');
   });
 
   const allowed = [...'09AZaz', ' ', "'", '.', ',', '@', '_', '-'];
   it.each([
-    ['A'.repeat(12), true], ['A'.repeat(13), false], ['', false],
+    ['A'.repeat(12), true],
+    ['A'.repeat(13), false],
+    ['', false],
     ...allowed.map((c) => [`REF${c}1`, true] as [string, boolean]),
     ...['#', '/', '!', 'é', '+', '&'].map((c) => [`REF${c}1`, false] as [string, boolean]),
   ])('creditorReference.reference %j: accepted=%s', async (reference, accepted) => {
@@ -85,7 +123,12 @@ describe('validation (boundaries on both sides)', () => {
 
   for (const field of ['particulars', 'code'] as const) {
     it.each([
-      ['A'.repeat(12), true], ['A'.repeat(13), false], ['Ab-1 x', true], ['A_1', false], ['A.1', false], ["A'1", false],
+      ['A'.repeat(12), true],
+      ['A'.repeat(13), false],
+      ['Ab-1 x', true],
+      ['A_1', false],
+      ['A.1', false],
+      ["A'1", false],
     ])(`creditorReference.${field} %j: accepted=%s`, async (value, accepted) => {
       const answer = await create(withPatch((b) => (b.creditorReference[field] = value)));
       expect(answer.status).toBe(accepted ? 200 : 400);
@@ -93,15 +136,24 @@ describe('validation (boundaries on both sides)', () => {
     });
   }
 
-  it.each([['x'.repeat(255), true], ['x'.repeat(256), false]])('description of %# characters: accepted=%s', async (text, accepted) => {
+  it.each([
+    ['x'.repeat(255), true],
+    ['x'.repeat(256), false],
+  ])('description of %# characters: accepted=%s', async (text, accepted) => {
     expect((await create(withPatch((b) => (b.description = text)))).status).toBe(accepted ? 200 : 400);
   });
 
   it.each([
-    ['https://shop.example.com/done', true], ['http://shop.example.com/done', true], ['/relative', false], ['shop.example.com', false],
-    ['https://shop.example.com:65535/done', true], ['shopapp://checkout/done', true],
+    ['https://shop.example.com/done', true],
+    ['http://shop.example.com/done', true],
+    ['/relative', false],
+    ['shop.example.com', false],
+    ['https://shop.example.com:65535/done', true],
+    ['shopapp://checkout/done', true],
     // RFC 3986 syntax, but no URL a browser can open (the URL Standard refuses them).
-    ['https://shop.example.com:99999/done', false], ['https://', false], ['https://256.256.256.256/', false],
+    ['https://shop.example.com:99999/done', false],
+    ['https://', false],
+    ['https://256.256.256.256/', false],
   ])('redirectUrl %j: accepted=%s', async (url, accepted) => {
     expect((await create(withPatch((b) => (b.redirectUrl = url)))).status).toBe(accepted ? 200 : 400);
   });
@@ -111,10 +163,13 @@ describe('validation (boundaries on both sides)', () => {
     expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'type' });
   });
 
-  it.each(['type', 'amount', 'creditorReference', 'redirectUrl', 'checkoutMethod'])('a missing %s is validation_failed naming it', async (field) => {
-    const answer = await create(withPatch((b) => delete b[field]));
-    expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: field });
-  });
+  it.each(['type', 'amount', 'creditorReference', 'redirectUrl', 'checkoutMethod'])(
+    'a missing %s is validation_failed naming it',
+    async (field) => {
+      const answer = await create(withPatch((b) => delete b[field]));
+      expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: field });
+    },
+  );
 
   it('lists every failing field at once in details, with param null', async () => {
     const answer = await create({
@@ -128,13 +183,25 @@ describe('validation (boundaries on both sides)', () => {
     expect(answer.status).toBe(400);
     expect(answer.body.error.param).toBeNull();
     const fields = answer.body.error.details.map((d: any) => d.field).sort();
-    expect(fields).toEqual(['amount.currency', 'amount.total', 'checkoutMethod', 'creditorReference.particulars', 'creditorReference.reference', 'description', 'redirectUrl'].sort());
+    expect(fields).toEqual(
+      [
+        'amount.currency',
+        'amount.total',
+        'checkoutMethod',
+        'creditorReference.particulars',
+        'creditorReference.reference',
+        'description',
+        'redirectUrl',
+      ].sort(),
+    );
     for (const detail of answer.body.error.details) {
       expect(Object.keys(detail.constraints).length).toBeGreaterThan(0);
       for (const text of Object.values(detail.constraints)) expect(text).toEqual(expect.any(String));
     }
     expect(answer.body.error.details.find((d: any) => d.field === 'amount.total').constraints).toHaveProperty('max');
-    expect(answer.body.error.details.find((d: any) => d.field === 'creditorReference.reference').constraints).toHaveProperty('matches');
+    expect(
+      answer.body.error.details.find((d: any) => d.field === 'creditorReference.reference').constraints,
+    ).toHaveProperty('matches');
   });
 
   it('refuses a JSON body that is not UTF-8, rather than storing U+FFFD for its bytes', async () => {
@@ -149,13 +216,21 @@ describe('validation (boundaries on both sides)', () => {
     const body = (await res.json()) as any;
     expect(body.error).toMatchObject({ code: 'validation_failed', param: null });
     expect(body.error.details).toEqual([{ field: '', constraints: { utf8: expect.any(String) } }]);
-    const utf8 = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: text, headers: { 'content-type': 'application/json' } });
+    const utf8 = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: text,
+      headers: { 'content-type': 'application/json' },
+    });
     const read = await t.request('GET', `/api/checkout-sessions/${utf8.body.id}`, { token: org.testToken });
     expect(read.body.foreignTransactionId).toBe('caf\u00e9');
   });
 
   it('answers a body that is not JSON with validation_failed', async () => {
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: '{"type": ', headers: { 'content-type': 'application/json' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: '{"type": ',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error.code).toBe('validation_failed');
     expect(answer.body.error.details).toHaveLength(1);
@@ -164,19 +239,28 @@ describe('validation (boundaries on both sides)', () => {
   // Unknown fields are ignored, but not recursed into without end: a value may lie at most
   // 32 steps below the body. `extra` is one step; the rest is nested arrays or objects.
   it.each([
-    ['arrays', 32, true], ['arrays', 33, false], ['objects', 32, true], ['objects', 33, false],
+    ['arrays', 32, true],
+    ['arrays', 33, false],
+    ['objects', 32, true],
+    ['objects', 33, false],
   ])('an extra field of nested %s, %i steps deep: accepted=%s', async (kind, steps, accepted) => {
     const open = kind === 'arrays' ? '[' : '{"a":';
     const close = kind === 'arrays' ? ']' : '}';
     const extra = `${open.repeat(steps - 1)}0${close.repeat(steps - 1)}`;
     const rawBody = JSON.stringify(sessionRequest()).replace(/}$/, `,"extra":${extra}}`);
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody, headers: { 'content-type': 'application/json' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody,
+      headers: { 'content-type': 'application/json' },
+    });
     if (accepted) {
       expect(answer.status, answer.text).toBe(200);
     } else {
       expect(answer.status).toBe(400);
       expect(answer.body.error).toMatchObject({ code: 'validation_failed' });
-      expect(answer.body.error.details).toEqual([expect.objectContaining({ constraints: { maxDepth: expect.any(String) } })]);
+      expect(answer.body.error.details).toEqual([
+        expect.objectContaining({ constraints: { maxDepth: expect.any(String) } }),
+      ]);
     }
   });
 
@@ -218,7 +302,7 @@ describe('webhookUrl targets', () => {
     if (!accepted) expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'webhookUrl' });
   });
 
-  it('lists a refused target with the schema\'s failures, all at once', async () => {
+  it("lists a refused target with the schema's failures, all at once", async () => {
     const body = withPatch((b) => {
       b.amount.total = 0;
       b.webhookUrl = 'https://10.0.0.8/hooks';
@@ -226,11 +310,13 @@ describe('webhookUrl targets', () => {
     const answer = await create(body, org.liveToken);
     expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: null });
     expect(answer.body.error.details.map((d: any) => d.field).sort()).toEqual(['amount.total', 'webhookUrl']);
-    expect(answer.body.error.details.find((d: any) => d.field === 'webhookUrl').constraints).toHaveProperty('publiclyReachable');
+    expect(answer.body.error.details.find((d: any) => d.field === 'webhookUrl').constraints).toHaveProperty(
+      'publiclyReachable',
+    );
   });
 });
 
-describe('configuration errors, in the document\'s order', () => {
+describe("configuration errors, in the document's order", () => {
   it.each([
     [{ cardEnabled: false }, 'card', 'card_not_enabled'],
     [{ cardEnabled: false }, 'both', 'card_not_enabled'],
@@ -239,7 +325,11 @@ describe('configuration errors, in the document\'s order', () => {
     [{ settlementAccount: false }, 'open_banking', 'settlement_account_missing'],
     [{ settlementAccount: false }, 'both', 'settlement_account_missing'],
     [{ settlementCurrency: 'AUD' }, 'open_banking', 'open_banking_currency_unsupported'],
-    [{ settlementCurrency: 'AUD', openBankingApproved: false, settlementAccount: false }, 'open_banking', 'open_banking_currency_unsupported'],
+    [
+      { settlementCurrency: 'AUD', openBankingApproved: false, settlementAccount: false },
+      'open_banking',
+      'open_banking_currency_unsupported',
+    ],
     [{ settlementCurrency: 'AUD', openBankingApproved: false }, 'both', 'open_banking_currency_unsupported'],
   ] as const)('%j asking for %s gives %s', async (settings, checkoutMethod, code) => {
     const own = await t.organisation(settings);
@@ -264,7 +354,10 @@ describe('configuration errors, in the document\'s order', () => {
     const aud = await t.organisation({ settlementCurrency: 'AUD' });
     const filled = await create(sessionRequest({ checkoutMethod: 'card', amount: { total: 10 } }), aud.testToken);
     expect(filled.body.amount).toEqual({ total: 10, currency: 'AUD' });
-    const explicit = await create(sessionRequest({ checkoutMethod: 'card', amount: { total: 10, currency: 'AUD' } }), aud.testToken);
+    const explicit = await create(
+      sessionRequest({ checkoutMethod: 'card', amount: { total: 10, currency: 'AUD' } }),
+      aud.testToken,
+    );
     expect(explicit.status).toBe(200);
   });
 
@@ -277,18 +370,34 @@ describe('configuration errors, in the document\'s order', () => {
 
 describe('the created and read session', () => {
   it('creates a session with the documented fields', async () => {
-    const answer = await create(sessionRequest({ creditorReference: { reference: 'INV-9', particulars: 'Order 9' }, foreignTransactionId: 'order-9' }));
+    const answer = await create(
+      sessionRequest({
+        creditorReference: { reference: 'INV-9', particulars: 'Order 9' },
+        foreignTransactionId: 'order-9',
+      }),
+    );
     const s = answer.body;
     expect(answer.status).toBe(200);
     expect(s.id).toMatch(/^cs_/);
     expect(s.status).toBe('created');
     expect(s.url).toBe(`${t.url}/pay/${s.id}`);
     expect(s.code).toMatch(/^[a-zA-Z0-9- ]{1,12}$/);
-    expect(s).toMatchObject({ amount: { total: 25.5, currency: 'NZD' }, checkoutMethod: 'both', reference: 'INV-9', testMode: true });
+    expect(s).toMatchObject({
+      amount: { total: 25.5, currency: 'NZD' },
+      checkoutMethod: 'both',
+      reference: 'INV-9',
+      testMode: true,
+    });
     const read = await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken });
     expect(read.body).toMatchObject({
-      id: s.id, status: 'created', code: s.code, particulars: 'Order 9', transactionType: 'open_banking',
-      foreignTransactionId: 'order-9', expiresAt: s.expiresAt, testMode: true,
+      id: s.id,
+      status: 'created',
+      code: s.code,
+      particulars: 'Order 9',
+      transactionType: 'open_banking',
+      foreignTransactionId: 'order-9',
+      expiresAt: s.expiresAt,
+      testMode: true,
     });
     expect(Date.parse(read.body.expiresAt) - Date.parse(read.body.createdAt)).toBe(24 * 3600 * 1000);
     expect(read.body.createdAt).toBe(read.body.updatedAt);
@@ -299,7 +408,9 @@ describe('the created and read session', () => {
     // More ids than one refill of the random pool holds (256), so the refill is crossed.
     const sessions = [];
     for (let round = 0; round < 6; round++) {
-      sessions.push(...(await Promise.all(Array.from({ length: 50 }, async () => (await create(sessionRequest())).body))));
+      sessions.push(
+        ...(await Promise.all(Array.from({ length: 50 }, async () => (await create(sessionRequest())).body))),
+      );
     }
     const after = Date.now();
     const base62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
@@ -314,18 +425,24 @@ describe('the created and read session', () => {
     }
     expect(new Set(sessions.map((s) => s.transactionId)).size).toBe(sessions.length);
     expect(new Set(sessions.map((s) => s.id)).size).toBe(sessions.length);
-    expect(new Set(sessions.map((s) => s.transactionId.slice(15))).size, 'the random part differs too').toBe(sessions.length);
+    expect(new Set(sessions.map((s) => s.transactionId.slice(15))).size, 'the random part differs too').toBe(
+      sessions.length,
+    );
   });
 
   it('keeps a given creditor code and generates one otherwise, distinct per session', async () => {
-    expect((await create(sessionRequest({ creditorReference: { reference: 'R', code: 'MYCODE-1' } }))).body.code).toBe('MYCODE-1');
+    expect((await create(sessionRequest({ creditorReference: { reference: 'R', code: 'MYCODE-1' } }))).body.code).toBe(
+      'MYCODE-1',
+    );
     const codes = await Promise.all([1, 2, 3].map(async () => (await create(sessionRequest())).body.code));
     expect(new Set(codes).size).toBe(3);
   });
 
   it('reads transactionType open_banking for a card-only session until it completes', async () => {
     const s = (await create(sessionRequest({ checkoutMethod: 'card' }))).body;
-    expect((await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken })).body.transactionType).toBe('open_banking');
+    expect(
+      (await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: org.testToken })).body.transactionType,
+    ).toBe('open_banking');
   });
 
   it('reads an empty particulars and a null foreignTransactionId when none were given', async () => {
@@ -344,7 +461,7 @@ describe('the created and read session', () => {
     expect((await t.request('GET', `/api/checkout-sessions/${s.id}`, { token: fresh })).body.status).toBe('expired');
   });
 
-  it('answers 404 not_found for an unknown id and for another organisation\'s session, never 403', async () => {
+  it("answers 404 not_found for an unknown id and for another organisation's session, never 403", async () => {
     const other = await t.organisation();
     const theirs = (await create(sessionRequest(), other.testToken)).body;
     for (const id of [theirs.id, 'cs_unknown', 'unknown']) {
@@ -352,7 +469,9 @@ describe('the created and read session', () => {
       expect(answer.status).toBe(404);
       expect(answer.body.error).toMatchObject({ code: 'not_found', param: null });
     }
-    expect((await t.request('GET', `/api/checkout-sessions/${theirs.id}`, { token: other.testToken })).status).toBe(200);
+    expect((await t.request('GET', `/api/checkout-sessions/${theirs.id}`, { token: other.testToken })).status).toBe(
+      200,
+    );
   });
 
   it('lets either key of the organisation read a session, so a receiver can check testMode', async () => {

@@ -41,7 +41,11 @@ interface Running {
 function run(args: string[], env: Record<string, string> = {}): Running {
   const base = { ...process.env };
   for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete base[name];
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: repoRoot, env: { ...base, LOG_LEVEL: 'silent', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: repoRoot,
+    env: { ...base, LOG_LEVEL: 'silent', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   const lines: string[] = [];
   let partial = '';
@@ -73,9 +77,24 @@ function run(args: string[], env: Record<string, string> = {}): Running {
           const match = pattern.exec(line);
           if (match) return done(() => resolve(match));
         }
-        if (hasExited || child.exitCode !== null) done(() => reject(new Error(`payment-server exited before printing ${pattern}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`)));
+        if (hasExited || child.exitCode !== null)
+          done(() =>
+            reject(
+              new Error(
+                `payment-server exited before printing ${pattern}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`,
+              ),
+            ),
+          );
       };
-      const timer = setTimeout(() => done(() => reject(new Error(`no line ${pattern} within ${timeoutMs} ms\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`))), timeoutMs);
+      const timer = setTimeout(
+        () =>
+          done(() =>
+            reject(
+              new Error(`no line ${pattern} within ${timeoutMs} ms\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`),
+            ),
+          ),
+        timeoutMs,
+      );
       const done = (settle: () => void) => {
         clearTimeout(timer);
         waiters.delete(check);
@@ -103,12 +122,19 @@ async function start(args: string[], env: Record<string, string> = {}) {
 
 async function stop(server: Running, signal: NodeJS.Signals): Promise<Exit> {
   server.child.kill(signal);
-  return withTimeout(server.exited, STOP_TIMEOUT_MS, `payment-server did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}`);
+  return withTimeout(
+    server.exited,
+    STOP_TIMEOUT_MS,
+    `payment-server did not exit within ${STOP_TIMEOUT_MS} ms of ${signal}`,
+  );
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms)))]).finally(() => clearTimeout(timer));
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(message)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const printed = (lines: string[], pattern: RegExp) => lines.map((l) => pattern.exec(l)).find(Boolean)?.[1];
@@ -119,7 +145,10 @@ async function getToken(url: string, clientId: string, clientSecret: string) {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ clientId, clientSecret }).toString(),
   });
-  return { status: res.status, body: (await res.json()) as { accessToken?: string; tokenType?: string; error?: string } };
+  return {
+    status: res.status,
+    body: (await res.json()) as { accessToken?: string; tokenType?: string; error?: string },
+  };
 }
 
 async function json(url: string, init: RequestInit = {}) {
@@ -128,12 +157,20 @@ async function json(url: string, init: RequestInit = {}) {
   return { status: res.status, contentType: res.headers.get('content-type') ?? '', body: JSON.parse(text) as any };
 }
 
-const ORGANISATION = { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true };
+const ORGANISATION = {
+  settlementCurrency: 'NZD',
+  cardEnabled: true,
+  openBankingApproved: true,
+  settlementAccount: true,
+};
 
 function sandboxCreateOrganisation(url: string, token?: string) {
   return json(`${url}/sandbox/organisations`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token === undefined ? {} : { authorization: `Bearer ${token}` }) },
+    headers: {
+      'content-type': 'application/json',
+      ...(token === undefined ? {} : { authorization: `Bearer ${token}` }),
+    },
     body: JSON.stringify(ORGANISATION),
   });
 }
@@ -191,7 +228,13 @@ describe('payment-server on a database file, across a restart', () => {
       const created = await json(`${server.url}/api/checkout-sessions`, {
         method: 'POST',
         headers: { authorization: `Bearer ${token.body.accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ type: 'single', amount: { total: 12.34 }, creditorReference: { reference: 'CLI-1' }, redirectUrl: 'https://shop.example.com/done', checkoutMethod: 'both' }),
+        body: JSON.stringify({
+          type: 'single',
+          amount: { total: 12.34 },
+          creditorReference: { reference: 'CLI-1' },
+          redirectUrl: 'https://shop.example.com/done',
+          checkoutMethod: 'both',
+        }),
       });
       expect(created.status).toBe(200);
       expect(created.body.testMode).toBe(true);
@@ -217,9 +260,17 @@ describe('payment-server on a database file, across a restart', () => {
       expect(server.lines).toContain(`  kept in ${db}; to start afresh, stop the server and delete ${db}*`);
       const token = await getToken(server.url, first.clientId, first.clientSecret);
       expect(token.status).toBe(200);
-      const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, { headers: { authorization: `Bearer ${token.body.accessToken}` } });
+      const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, {
+        headers: { authorization: `Bearer ${token.body.accessToken}` },
+      });
       expect(read.status).toBe(200);
-      expect(read.body).toMatchObject({ id: first.sessionId, status: 'created', amount: { total: 12.34, currency: 'NZD' }, reference: 'CLI-1', testMode: true });
+      expect(read.body).toMatchObject({
+        id: first.sessionId,
+        status: 'created',
+        amount: { total: 12.34, currency: 'NZD' },
+        reference: 'CLI-1',
+        testMode: true,
+      });
     } finally {
       expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
     }
@@ -233,7 +284,10 @@ describe('payment-server on a database file whose demo key was deleted', () => {
     const orgLine = first.lines.find((l) => l.startsWith('demo organisation '));
     const clientId = printed(first.lines, /test clientId:\s+(\S+)$/)!;
     try {
-      const deleted = await json(`${first.url}/sandbox/api-keys/${clientId}`, { method: 'DELETE', headers: { authorization: 'Bearer sbx' } });
+      const deleted = await json(`${first.url}/sandbox/api-keys/${clientId}`, {
+        method: 'DELETE',
+        headers: { authorization: 'Bearer sbx' },
+      });
       expect(deleted.status).toBe(200);
     } finally {
       expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
@@ -276,7 +330,9 @@ describe('payment-server logs', () => {
       const [, url] = await waitFor(/payment-server listening on (\S+)\r?\n/);
       await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'pretty-line' } });
       const [line] = await waitFor(/^.*pretty-line.*$/m);
-      expect(line).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request: GET \/healthz 200 in [\d.]+ ms \(pretty-line\)\r?$/);
+      expect(line).toMatch(
+        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request: GET \/healthz 200 in [\d.]+ ms \(pretty-line\)\r?$/,
+      );
     } finally {
       process.kill(-child.pid!, 'SIGTERM');
       children.delete(child);
@@ -286,7 +342,14 @@ describe('payment-server logs', () => {
 
 describe('payment-server flags and environment', () => {
   it('--sandbox-token is the sandbox API’s bearer token', async () => {
-    const server = await start(['--port', '0', '--db', path.join(tmp, 'sandbox-token.sqlite'), '--sandbox-token', 'abc']);
+    const server = await start([
+      '--port',
+      '0',
+      '--db',
+      path.join(tmp, 'sandbox-token.sqlite'),
+      '--sandbox-token',
+      'abc',
+    ]);
     try {
       expect(server.lines).toContain('sandbox token: abc');
       expect((await sandboxCreateOrganisation(server.url, 'abc')).status).toBe(200);
@@ -300,7 +363,9 @@ describe('payment-server flags and environment', () => {
   }, 40_000);
 
   it('--no-sandbox turns the sandbox API off: its paths answer 404 in the error envelope; SIGINT stops it cleanly', async () => {
-    const server = await start(['--port', '0', '--db', path.join(tmp, 'no-sandbox.sqlite'), '--no-sandbox'], { SANDBOX_TOKEN: 'from-env' });
+    const server = await start(['--port', '0', '--db', path.join(tmp, 'no-sandbox.sqlite'), '--no-sandbox'], {
+      SANDBOX_TOKEN: 'from-env',
+    });
     try {
       expect(server.lines.join('\n')).not.toMatch(/^sandbox token:/m);
       for (const token of [undefined, 'from-env']) {
@@ -308,7 +373,12 @@ describe('payment-server flags and environment', () => {
         expect(answer.status).toBe(404);
         expect(answer.contentType).toMatch(/^application\/json/);
         expect(answer.body).toEqual({
-          error: { code: 'not_found', message: expect.any(String), param: null, doc_url: `${server.url}/docs/errors/#not_found` },
+          error: {
+            code: 'not_found',
+            message: expect.any(String),
+            param: null,
+            doc_url: `${server.url}/docs/errors/#not_found`,
+          },
         });
       }
       // The public API is still there.
@@ -324,7 +394,12 @@ describe('payment-server flags and environment', () => {
     const port = await freePort();
     const db = path.join(tmp, 'from-env.sqlite');
     expect(existsSync(db)).toBe(false);
-    const server = await start([], { PORT: String(port), HOST: 'localhost', SANDBOX_TOKEN: 'env-token', DATABASE_URL: db });
+    const server = await start([], {
+      PORT: String(port),
+      HOST: 'localhost',
+      SANDBOX_TOKEN: 'env-token',
+      DATABASE_URL: db,
+    });
     try {
       expect(server.lines[0]).toBe(`payment-server listening on http://localhost:${port}`);
       expect((await json(`http://localhost:${port}/healthz`)).status).toBe(200);
@@ -353,7 +428,10 @@ describe('payment-server flags and environment', () => {
     const server = run(['--port', String(port), '--db', path.join(tmp, 'early-signal.sqlite')]);
     const deadline = Date.now() + START_TIMEOUT_MS;
     for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.status === 200, () => false);
+      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      );
       if (ok) break;
       if (Date.now() > deadline) throw new Error('never answered /healthz');
       await new Promise((r) => setTimeout(r, 10));
@@ -362,7 +440,11 @@ describe('payment-server flags and environment', () => {
   }, 40_000);
 
   it('an empty HOST, PORT or SANDBOX_TOKEN counts as unset: loopback, not every interface; a random sandbox token', async () => {
-    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], { HOST: '', SANDBOX_TOKEN: '', PUBLIC_URL: '' });
+    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
+      HOST: '',
+      SANDBOX_TOKEN: '',
+      PUBLIC_URL: '',
+    });
     try {
       expect(server.host).toBe('127.0.0.1');
       expect(printed(server.lines, /^sandbox token: (\S+)$/)).toMatch(/^sbx_/);
@@ -378,18 +460,24 @@ describe('payment-server flags and environment', () => {
     [['--sandbox-token', ''], /--sandbox-token/],
     [['--public-url', 'not a url'], /--public-url/],
     [['--no-sandbox', '--sandbox-token', 'abc'], /cannot be used with/],
-  ])('refuses %j with a usage message', async (args, message) => {
-    const server = run([...args, '--db', ':memory:']);
-    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, `payment-server ${args.join(' ')} did not exit`);
-    expect(exit.code).not.toBe(0);
-    expect(server.stderr()).toMatch(message);
-    expect(server.lines.join('\n')).not.toMatch(/listening/);
-  }, 40_000);
+  ])(
+    'refuses %j with a usage message',
+    async (args, message) => {
+      const server = run([...args, '--db', ':memory:']);
+      const exit = await withTimeout(server.exited, START_TIMEOUT_MS, `payment-server ${args.join(' ')} did not exit`);
+      expect(exit.code).not.toBe(0);
+      expect(server.stderr()).toMatch(message);
+      expect(server.lines.join('\n')).not.toMatch(/listening/);
+    },
+    40_000,
+  );
 
   it('a start that fails (its port taken) leaves no demo organisation behind: the next start prints one', async () => {
     const db = path.join(tmp, 'port-taken.sqlite');
     const taken = createServer();
-    const port = await new Promise<number>((resolve) => taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)));
+    const port = await new Promise<number>((resolve) =>
+      taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
+    );
     const failed = run(['--port', String(port), '--db', db]);
     const exit = await withTimeout(failed.exited, START_TIMEOUT_MS, 'payment-server on a taken port did not exit');
     await new Promise((resolve) => taken.close(resolve));
@@ -403,13 +491,20 @@ describe('payment-server flags and environment', () => {
     }
   }, 40_000);
 
-  it('writes each request\'s log line to stderr soon after, even when the server is quiet', async () => {
-    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], { LOG_LEVEL: 'info', HOST: '127.0.0.1' });
+  it("writes each request's log line to stderr soon after, even when the server is quiet", async () => {
+    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
+      LOG_LEVEL: 'info',
+      HOST: '127.0.0.1',
+    });
     try {
       await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'quiet-line' } });
       const deadline = Date.now() + 3_000;
-      while (!server.stderr().includes('quiet-line') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-      const line = server.stderr().split('\n').find((l) => l.includes('"quiet-line"'));
+      while (!server.stderr().includes('quiet-line') && Date.now() < deadline)
+        await new Promise((r) => setTimeout(r, 50));
+      const line = server
+        .stderr()
+        .split('\n')
+        .find((l) => l.includes('"quiet-line"'));
       expect(line && JSON.parse(line)).toMatchObject({ reqId: 'quiet-line', path: '/healthz', status: 200 });
     } finally {
       expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });

@@ -19,7 +19,10 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 async function createSession(reference: string): Promise<{ id: string; reference: string }> {
-  const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest({ creditorReference: { reference } }) });
+  const answer = await t.request('POST', '/api/checkout-sessions', {
+    token: org.testToken,
+    body: sessionRequest({ creditorReference: { reference } }),
+  });
   expect(answer.status).toBe(200);
   return answer.body;
 }
@@ -45,11 +48,21 @@ function pipelined(requests: string[]): Promise<RawAnswer[]> {
         const end = received.indexOf('\r\n\r\n');
         if (end < 0) break;
         const [statusLine, ...lines] = received.subarray(0, end).toString('latin1').split('\r\n');
-        const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+        const headers = Object.fromEntries(
+          lines.map((line) => [
+            line.slice(0, line.indexOf(':')).toLowerCase(),
+            line.slice(line.indexOf(':') + 1).trim(),
+          ]),
+        );
         const length = Number(headers['content-length']);
-        if (!Number.isInteger(length)) return socket.destroy(new Error(`an answer without Content-Length: ${statusLine}`));
+        if (!Number.isInteger(length))
+          return socket.destroy(new Error(`an answer without Content-Length: ${statusLine}`));
         if (received.length < end + 4 + length) break;
-        answers.push({ status: Number(statusLine!.split(' ')[1]), headers, body: received.subarray(end + 4, end + 4 + length).toString('utf8') });
+        answers.push({
+          status: Number(statusLine!.split(' ')[1]),
+          headers,
+          body: received.subarray(end + 4, end + 4 + length).toString('utf8'),
+        });
         received = received.subarray(end + 4 + length);
       }
       if (answers.length === requests.length) {
@@ -62,7 +75,10 @@ function pipelined(requests: string[]): Promise<RawAnswer[]> {
 }
 
 const request = (method: string, path: string, id: string, headers: Record<string, string> = {}, body = '') =>
-  `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: ${id}\r\n${Object.entries({ ...headers, 'content-length': String(Buffer.byteLength(body)) })
+  `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Request-Id: ${id}\r\n${Object.entries({
+    ...headers,
+    'content-length': String(Buffer.byteLength(body)),
+  })
     .map(([k, v]) => `${k}: ${v}\r\n`)
     .join('')}\r\n${body}`;
 
@@ -76,7 +92,13 @@ describe('answers and their connections', () => {
       // a page, written by Koa after an asynchronous store read
       request('GET', `/pay/${session.id}`, 'r2'),
       // a create, answered after its group commit
-      request('POST', '/api/checkout-sessions', 'r3', { ...auth, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() }, JSON.stringify(sessionRequest({ creditorReference: { reference: 'PIPE-2' } }))),
+      request(
+        'POST',
+        '/api/checkout-sessions',
+        'r3',
+        { ...auth, 'content-type': 'application/json', 'idempotency-key': crypto.randomUUID() },
+        JSON.stringify(sessionRequest({ creditorReference: { reference: 'PIPE-2' } })),
+      ),
       request('GET', '/healthz', 'r4'),
       // a page's 404 and an API error in the envelope
       request('GET', '/pay/cs_nothing', 'r5'),
@@ -97,12 +119,16 @@ describe('answers and their connections', () => {
     const agent = new http.Agent({ keepAlive: true, maxSockets: 50 });
     const get = (sessionId: string) =>
       new Promise<{ status: number; id: string }>((resolve, reject) => {
-        const req = http.get(`${t.url}/api/checkout-sessions/${sessionId}`, { agent, headers: { authorization: `Bearer ${org.testToken}` } }, (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => resolve({ status: res.statusCode!, id: JSON.parse(text).id }));
-        });
+        const req = http.get(
+          `${t.url}/api/checkout-sessions/${sessionId}`,
+          { agent, headers: { authorization: `Bearer ${org.testToken}` } },
+          (res) => {
+            let text = '';
+            res.setEncoding('utf8');
+            res.on('data', (chunk: string) => (text += chunk));
+            res.on('end', () => resolve({ status: res.statusCode!, id: JSON.parse(text).id }));
+          },
+        );
         req.on('error', reject);
       });
     try {

@@ -7,7 +7,13 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestWithHeaderLines, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import {
+  requestWithHeaderLines,
+  sessionRequest,
+  startTestServer,
+  type Org,
+  type TestServer,
+} from '../support/server.ts';
 
 let t: TestServer;
 let org: Org;
@@ -26,10 +32,21 @@ beforeAll(async () => {
 afterAll(() => t.close());
 
 const isEnvelope = (body: any, code: string) =>
-  expect(body).toEqual({ error: { code, message: expect.any(String), param: null, doc_url: `https://docs.example.com/payments/errors/#${code}` } });
+  expect(body).toEqual({
+    error: {
+      code,
+      message: expect.any(String),
+      param: null,
+      doc_url: `https://docs.example.com/payments/errors/#${code}`,
+    },
+  });
 
 /** Runs `during` while the store's `method` throws `message`, as a failing database would. */
-async function whileStoreFails(method: 'getPaymentBySessionId' | 'getApiKey', message: string, during: () => Promise<void>): Promise<void> {
+async function whileStoreFails(
+  method: 'getPaymentBySessionId' | 'getApiKey',
+  message: string,
+  during: () => Promise<void>,
+): Promise<void> {
   const store = t.server.store;
   const original = store[method];
   store[method] = async () => {
@@ -55,7 +72,9 @@ function raw(bytes: string, url = t.url): Promise<{ status: number; headers: Rec
       const text = Buffer.concat(chunks).toString('utf8');
       const end = text.indexOf('\r\n\r\n');
       const [statusLine, ...lines] = text.slice(0, end).split('\r\n');
-      const headers = Object.fromEntries(lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]));
+      const headers = Object.fromEntries(
+        lines.map((line) => [line.slice(0, line.indexOf(':')).toLowerCase(), line.slice(line.indexOf(':') + 1).trim()]),
+      );
       resolve({ status: Number(statusLine!.split(' ')[1]), headers, body: text.slice(end + 4) });
     });
     socket.write(bytes);
@@ -63,20 +82,25 @@ function raw(bytes: string, url = t.url): Promise<{ status: number; headers: Rec
 }
 
 describe('errors outside the operations', () => {
-  it.each(['/api/nothing', '/api/checkout-sessions/cs_1/refunds', '/nothing', '/sandbox/nothing'])('answers 404 not_found in the envelope for %s', async (path) => {
-    const answer = await t.request('GET', path, { token: org.testToken, undocumented: true });
-    expect(answer.status).toBe(404);
-    isEnvelope(answer.body, 'not_found');
-  });
-
-  it.each([['DELETE', '/api/checkout-sessions/cs_1'], ['PUT', '/api/checkout-sessions'], ['GET', '/api/token'], ['PATCH', '/api/payment-links/x']])(
-    'answers %s %s with 405 method_not_allowed in the envelope',
-    async (method, path) => {
-      const answer = await t.request(method, path, { token: org.testToken, undocumented: true });
-      expect(answer.status).toBe(405);
-      isEnvelope(answer.body, 'method_not_allowed');
+  it.each(['/api/nothing', '/api/checkout-sessions/cs_1/refunds', '/nothing', '/sandbox/nothing'])(
+    'answers 404 not_found in the envelope for %s',
+    async (path) => {
+      const answer = await t.request('GET', path, { token: org.testToken, undocumented: true });
+      expect(answer.status).toBe(404);
+      isEnvelope(answer.body, 'not_found');
     },
   );
+
+  it.each([
+    ['DELETE', '/api/checkout-sessions/cs_1'],
+    ['PUT', '/api/checkout-sessions'],
+    ['GET', '/api/token'],
+    ['PATCH', '/api/payment-links/x'],
+  ])('answers %s %s with 405 method_not_allowed in the envelope', async (method, path) => {
+    const answer = await t.request(method, path, { token: org.testToken, undocumented: true });
+    expect(answer.status).toBe(405);
+    isEnvelope(answer.body, 'method_not_allowed');
+  });
 
   it('names the methods the path takes in Allow on a 405 (RFC 9110 15.5.6)', async () => {
     const read = await t.request('DELETE', '/api/checkout-sessions/cs_1', { token: org.testToken, undocumented: true });
@@ -89,11 +113,17 @@ describe('errors outside the operations', () => {
     expect(health.headers.get('allow')).toBe('GET, HEAD');
   });
 
-  it('answers HEAD wherever GET is, with GET\'s status and headers and no body', async () => {
-    const { body: session } = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
+  it("answers HEAD wherever GET is, with GET's status and headers and no body", async () => {
+    const { body: session } = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest(),
+    });
     const path = `/api/checkout-sessions/${session.id}`;
     const get = await t.request('GET', path, { token: org.testToken });
-    const head = await fetch(`${t.url}${path}`, { method: 'HEAD', headers: { authorization: `Bearer ${org.testToken}` } });
+    const head = await fetch(`${t.url}${path}`, {
+      method: 'HEAD',
+      headers: { authorization: `Bearer ${org.testToken}` },
+    });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'));
     expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(get.text)));
@@ -110,15 +140,27 @@ describe('errors outside the operations', () => {
     const bad = await t.request('GET', '/api/checkout-sessions/cs_1', { token: `${org.testToken.slice(0, -4)}AAAA` });
     expect(bad.body.error.code).toBe('invalid_token');
     expect(bad.headers.get('www-authenticate')).toBe('Bearer realm="api", error="invalid_token"');
-    const sandbox = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=x', { token: 'not-the-sandbox-token' });
+    const sandbox = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=x', {
+      token: 'not-the-sandbox-token',
+    });
     expect(sandbox.status).toBe(401);
     expect(sandbox.headers.get('www-authenticate')).toBe('Bearer realm="sandbox"');
   });
 
-  describe('requests Node\'s HTTP parser refuses get the envelope, and the connection closes', () => {
+  describe("requests Node's HTTP parser refuses get the envelope, and the connection closes", () => {
     it.each([
-      ['headers over 16 KiB', `GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'maxSize'],
-      ['a control character in a header value', 'GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n', 400, 'http'],
+      [
+        'headers over 16 KiB',
+        `GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`,
+        431,
+        'maxSize',
+      ],
+      [
+        'a control character in a header value',
+        'GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n',
+        400,
+        'http',
+      ],
       ['an unknown method', 'FOO /api/checkout-sessions HTTP/1.1\r\nHost: x\r\n\r\n', 400, 'http'],
       ['bytes that are not HTTP', 'hello\r\n\r\n', 400, 'http'],
     ])('%s', async (_name, bytes, status, constraint) => {
@@ -128,7 +170,11 @@ describe('errors outside the operations', () => {
       expect(answer.headers.connection).toBe('close');
       expect(Number(answer.headers['content-length'])).toBe(Buffer.byteLength(answer.body));
       const body = JSON.parse(answer.body);
-      expect(body.error).toMatchObject({ code: 'validation_failed', param: null, doc_url: 'https://docs.example.com/payments/errors/#validation_failed' });
+      expect(body.error).toMatchObject({
+        code: 'validation_failed',
+        param: null,
+        doc_url: 'https://docs.example.com/payments/errors/#validation_failed',
+      });
       expect(Object.keys(body.error.details[0].constraints)).toEqual([constraint]);
     });
   });
@@ -156,19 +202,26 @@ describe('errors outside the operations', () => {
   });
 
   it('answers an unexpected exception with 500 internal_error, and no stack trace or SQL in the body', async () => {
-    await whileStoreFails('getPaymentBySessionId', 'SQLITE_CORRUPT: database disk image is malformed at select * from payments', async () => {
-      const answer = await t.request('GET', '/api/checkout-sessions/cs_boom', { token: org.testToken });
-      expect(answer.status).toBe(500);
-      isEnvelope(answer.body, 'internal_error');
-      expect(answer.text).not.toMatch(/SQLITE|select|at .*\.ts|Error:/);
-    });
+    await whileStoreFails(
+      'getPaymentBySessionId',
+      'SQLITE_CORRUPT: database disk image is malformed at select * from payments',
+      async () => {
+        const answer = await t.request('GET', '/api/checkout-sessions/cs_boom', { token: org.testToken });
+        expect(answer.status).toBe(500);
+        isEnvelope(answer.body, 'internal_error');
+        expect(answer.text).not.toMatch(/SQLITE|select|at .*\.ts|Error:/);
+      },
+    );
     expect(logLines.join('')).toContain('SQLITE_CORRUPT');
   });
 
   it('echoes a request id, or makes one', async () => {
     const given = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'trace-123' }, undocumented: true });
     expect(given.headers.get('x-request-id')).toBe('trace-123');
-    const made = await t.request('GET', '/healthz', { headers: { 'x-request-id': 'bad id with spaces' }, undocumented: true });
+    const made = await t.request('GET', '/healthz', {
+      headers: { 'x-request-id': 'bad id with spaces' },
+      undocumented: true,
+    });
     expect(made.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
   });
 
@@ -180,15 +233,27 @@ describe('errors outside the operations', () => {
     });
     await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
     const lines = logLines.map((l) => JSON.parse(l));
-    expect(lines.find((l) => l.reqId === 'log-check')).toMatchObject({ method: 'POST', path: '/api/token', status: 200, msg: 'request' });
+    expect(lines.find((l) => l.reqId === 'log-check')).toMatchObject({
+      method: 'POST',
+      path: '/api/token',
+      status: 200,
+      msg: 'request',
+    });
     const all = logLines.join('');
     for (const secret of secretish) expect(all).not.toContain(secret);
   });
 
-  it('serves every error code\'s section on the docs page', async () => {
+  it("serves every error code's section on the docs page", async () => {
     const res = await fetch(`${t.url}/docs/errors/`);
     const html = await res.text();
-    for (const code of ['validation_failed', 'not_found', 'method_not_allowed', 'internal_error', 'invalid_state', 'token_expired']) {
+    for (const code of [
+      'validation_failed',
+      'not_found',
+      'method_not_allowed',
+      'internal_error',
+      'invalid_state',
+      'token_expired',
+    ]) {
       expect(html).toContain(`id="${code}"`);
     }
   });
@@ -202,12 +267,14 @@ describe('POST /api/token answers every failure as { error: <string> }', () => {
 
   it('a request without Host (400)', async () => {
     const body = form();
-    const answer = await raw(`POST /api/token HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const answer = await raw(
+      `POST /api/token HTTP/1.1\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+    );
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toEqual({ error: MALFORMED_TOKEN_REQUEST });
   });
 
-  it('a request Node\'s parser refuses (400)', async () => {
+  it("a request Node's parser refuses (400)", async () => {
     const answer = await raw('POST /api/token HTTP/1.1\r\nHost: x\r\nX-Bad: a\u0001b\r\n\r\n');
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.body)).toEqual({ error: MALFORMED_TOKEN_REQUEST });
@@ -224,10 +291,22 @@ describe('POST /api/token answers every failure as { error: <string> }', () => {
 
   it('a repeated Content-Type is malformed; a repeated Idempotency-Key, which it does not read, changes nothing', async () => {
     const formType = ['content-type', 'application/x-www-form-urlencoded'];
-    const twoTypes = await requestWithHeaderLines(t.url, 'POST', '/api/token', [...formType, 'content-type', 'application/json'], form());
+    const twoTypes = await requestWithHeaderLines(
+      t.url,
+      'POST',
+      '/api/token',
+      [...formType, 'content-type', 'application/json'],
+      form(),
+    );
     expect(twoTypes.status).toBe(400);
     expect(JSON.parse(twoTypes.text)).toEqual({ error: MALFORMED_TOKEN_REQUEST });
-    const twoKeys = await requestWithHeaderLines(t.url, 'POST', '/api/token', [...formType, 'idempotency-key', 'a', 'idempotency-key', 'b'], form());
+    const twoKeys = await requestWithHeaderLines(
+      t.url,
+      'POST',
+      '/api/token',
+      [...formType, 'idempotency-key', 'a', 'idempotency-key', 'b'],
+      form(),
+    );
     expect(twoKeys.status).toBe(200);
     expect(JSON.parse(twoKeys.text).tokenType).toBe('Bearer');
   });
@@ -235,25 +314,45 @@ describe('POST /api/token answers every failure as { error: <string> }', () => {
 
 describe('header fields sent twice', () => {
   it('a read ignores a repeated Idempotency-Key, which only the creates read', async () => {
-    const { body: session } = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
+    const { body: session } = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest(),
+    });
     const answer = await requestWithHeaderLines(t.url, 'GET', `/api/checkout-sessions/${session.id}`, [
-      'authorization', `Bearer ${org.testToken}`, 'idempotency-key', 'a', 'idempotency-key', 'b',
+      'authorization',
+      `Bearer ${org.testToken}`,
+      'idempotency-key',
+      'a',
+      'idempotency-key',
+      'b',
     ]);
     expect(answer.status).toBe(200);
     expect(JSON.parse(answer.text).id).toBe(session.id);
   });
 
-  it.each([['the valid token first', true], ['the valid token second', false]])(
-    'two Authorization lines are unauthorized, %s (which one is meant cannot be known)',
-    async (_name, validFirst) => {
-      const lines = validFirst ? [`Bearer ${org.testToken}`, 'Bearer nonsense'] : ['Bearer nonsense', `Bearer ${org.testToken}`];
-      const answer = await requestWithHeaderLines(t.url, 'GET', '/api/checkout-sessions/cs_1', lines.flatMap((line) => ['authorization', line]));
-      expect(answer.status).toBe(401);
-      expect(JSON.parse(answer.text).error.code).toBe('unauthorized');
-      const sandbox = await requestWithHeaderLines(t.url, 'GET', '/sandbox/webhook-deliveries?transactionId=x', ['authorization', 'Bearer sandbox-test-token', 'authorization', 'Bearer x']);
-      expect(sandbox.status).toBe(401);
-    },
-  );
+  it.each([
+    ['the valid token first', true],
+    ['the valid token second', false],
+  ])('two Authorization lines are unauthorized, %s (which one is meant cannot be known)', async (_name, validFirst) => {
+    const lines = validFirst
+      ? [`Bearer ${org.testToken}`, 'Bearer nonsense']
+      : ['Bearer nonsense', `Bearer ${org.testToken}`];
+    const answer = await requestWithHeaderLines(
+      t.url,
+      'GET',
+      '/api/checkout-sessions/cs_1',
+      lines.flatMap((line) => ['authorization', line]),
+    );
+    expect(answer.status).toBe(401);
+    expect(JSON.parse(answer.text).error.code).toBe('unauthorized');
+    const sandbox = await requestWithHeaderLines(t.url, 'GET', '/sandbox/webhook-deliveries?transactionId=x', [
+      'authorization',
+      'Bearer sandbox-test-token',
+      'authorization',
+      'Bearer x',
+    ]);
+    expect(sandbox.status).toBe(401);
+  });
 
   it('a create with two Content-Type lines is validation_failed, and nothing is created', async () => {
     const own = await t.organisation();
@@ -274,7 +373,11 @@ describe('request bodies in a coding the server does not read', () => {
   it('Content-Encoding: gzip is validation_failed naming Content-Encoding, not a misleading UTF-8 complaint', async () => {
     const res = await fetch(`${t.url}/api/checkout-sessions`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${org.testToken}`, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      headers: {
+        authorization: `Bearer ${org.testToken}`,
+        'content-type': 'application/json',
+        'content-encoding': 'gzip',
+      },
       body: gzipSync(JSON.stringify(sessionRequest())),
     });
     expect(res.status).toBe(400);
@@ -282,7 +385,11 @@ describe('request bodies in a coding the server does not read', () => {
   });
 
   it('Content-Encoding: identity is read as sent', async () => {
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest(), headers: { 'content-encoding': 'identity' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest(),
+      headers: { 'content-encoding': 'identity' },
+    });
     expect(answer.status).toBe(200);
   });
 
@@ -303,8 +410,13 @@ describe('other edges of HTTP', () => {
     expect((await t.request('GET', '/api/checkout-sessions/%ZZ')).body.error.code).toBe('unauthorized');
     expect((await t.request('GET', '/api/checkout-sessions/%ZZ', { token: org.testToken })).status).toBe(404);
     expect((await t.request('GET', '/api/checkout-sessions/%C3%28', { token: org.testToken })).status).toBe(404);
-    expect((await t.request('DELETE', '/api/checkout-sessions/%ZZ', { token: org.testToken, undocumented: true })).status).toBe(405);
-    const withCookie = await t.request('GET', '/api/checkout-sessions/%ZZ', { token: org.testToken, headers: { cookie: 'a=b' } });
+    expect(
+      (await t.request('DELETE', '/api/checkout-sessions/%ZZ', { token: org.testToken, undocumented: true })).status,
+    ).toBe(405);
+    const withCookie = await t.request('GET', '/api/checkout-sessions/%ZZ', {
+      token: org.testToken,
+      headers: { cookie: 'a=b' },
+    });
     expect(withCookie.status).toBe(404);
   });
 
@@ -320,7 +432,10 @@ describe('other edges of HTTP', () => {
       const answer = await raw('GET /api/checkout-sessions/cs_1 HTTP/1.1\r\nHost: x\r\n', slow.url);
       expect(answer.status).toBe(408);
       expect(answer.headers.connection).toBe('close');
-      expect(JSON.parse(answer.body).error).toMatchObject({ code: 'validation_failed', doc_url: 'https://docs.example.com/payments/errors/#validation_failed' });
+      expect(JSON.parse(answer.body).error).toMatchObject({
+        code: 'validation_failed',
+        doc_url: 'https://docs.example.com/payments/errors/#validation_failed',
+      });
     } finally {
       await slow.close();
     }

@@ -23,7 +23,15 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createValidator, loadDescription } from '../support/description.ts';
-import { contractProblems, sessionRequest, SANDBOX_TOKEN, startTestServer, type Answer, type Org, type TestServer } from '../support/server.ts';
+import {
+  contractProblems,
+  sessionRequest,
+  SANDBOX_TOKEN,
+  startTestServer,
+  type Answer,
+  type Org,
+  type TestServer,
+} from '../support/server.ts';
 
 // ---------------------------------------------------------------------------------------
 // Shared state
@@ -45,19 +53,29 @@ const replayedIds = new Set<string>();
 /** `mode\0key` of every Idempotency-Key sent with valid credentials (a later reuse may be refused). */
 const keysSent = new Set<string>();
 
-const requestSchema = createValidator(loadDescription('openapi'), 'fuzz-openapi.json')('/components/schemas/CheckoutSessionCreateRequest');
-const REQUEST_FIELDS = new Set(Object.keys(loadDescription('openapi').components.schemas.CheckoutSessionCreateRequest.properties as object));
+const requestSchema = createValidator(
+  loadDescription('openapi'),
+  'fuzz-openapi.json',
+)('/components/schemas/CheckoutSessionCreateRequest');
+const REQUEST_FIELDS = new Set(
+  Object.keys(loadDescription('openapi').components.schemas.CheckoutSessionCreateRequest.properties as object),
+);
 
 const TOKEN_MALFORMED = 'Invalid credentials - missing or malformed clientId/clientSecret';
 const TOKEN_INVALID = 'Invalid credentials';
 const FORM = 'application/x-www-form-urlencoded';
 
 /** The described operations, for "is this a documented operation". */
-const OPERATIONS: Array<{ method: string; pattern: RegExp }> = Object.entries(loadDescription('openapi').paths as Record<string, Record<string, unknown>>).flatMap(
-  ([template, item]) =>
-    Object.keys(item).map((method) => ({ method: method.toUpperCase(), pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`) })),
+const OPERATIONS: Array<{ method: string; pattern: RegExp }> = Object.entries(
+  loadDescription('openapi').paths as Record<string, Record<string, unknown>>,
+).flatMap(([template, item]) =>
+  Object.keys(item).map((method) => ({
+    method: method.toUpperCase(),
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`),
+  })),
 );
-const isDescribedOperation = (method: string, path: string) => OPERATIONS.some((op) => op.method === method && op.pattern.test(path));
+const isDescribedOperation = (method: string, path: string) =>
+  OPERATIONS.some((op) => op.method === method && op.pattern.test(path));
 
 // ---------------------------------------------------------------------------------------
 // Sending and checking
@@ -90,7 +108,11 @@ function describeExchange(ex: Exchange, problems: string[]): string {
 async function send(property: string, sent: Sent): Promise<Exchange> {
   stats.sent++;
   stats.byProperty[property] = (stats.byProperty[property] ?? 0) + 1;
-  const answer = await t.request(sent.method, sent.path, { headers: sent.headers, rawBody: sent.body, undocumented: true });
+  const answer = await t.request(sent.method, sent.path, {
+    headers: sent.headers,
+    rawBody: sent.body,
+    undocumented: true,
+  });
   return { ...sent, answer };
 }
 
@@ -100,9 +122,11 @@ const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object'
 function envelopeProblems(body: unknown): string[] {
   if (!isObject(body) || !isObject(body.error)) return ['the body is not the envelope { error: { … } }'];
   const problems: string[] = [];
-  if (Object.keys(body).length !== 1) problems.push(`the envelope has keys besides error: ${Object.keys(body).join(', ')}`);
+  if (Object.keys(body).length !== 1)
+    problems.push(`the envelope has keys besides error: ${Object.keys(body).join(', ')}`);
   const e = body.error;
-  if (typeof e.code !== 'string' || !/^[a-z0-9_]+$/.test(e.code)) problems.push(`error.code ${JSON.stringify(e.code)} is not a code`);
+  if (typeof e.code !== 'string' || !/^[a-z0-9_]+$/.test(e.code))
+    problems.push(`error.code ${JSON.stringify(e.code)} is not a code`);
   if (typeof e.message !== 'string' || e.message === '') problems.push('error.message is not a non-empty string');
   if (!('param' in e)) problems.push('error.param is missing (the key must always be present)');
   else if (e.param !== null && typeof e.param !== 'string') problems.push('error.param is neither a string nor null');
@@ -110,14 +134,20 @@ function envelopeProblems(body: unknown): string[] {
     problems.push(`error.doc_url ${JSON.stringify(e.doc_url)} is not ${t.server.docsUrl}/errors/#${e.code}`);
   }
   if (e.code === 'validation_failed') {
-    if (!Array.isArray(e.details) || e.details.length === 0) problems.push('validation_failed without a non-empty details list');
+    if (!Array.isArray(e.details) || e.details.length === 0)
+      problems.push('validation_failed without a non-empty details list');
     else {
       for (const d of e.details) {
         const ok =
-          isObject(d) && typeof d.field === 'string' && isObject(d.constraints) && Object.keys(d.constraints).length > 0 && Object.values(d.constraints).every((m) => typeof m === 'string');
+          isObject(d) &&
+          typeof d.field === 'string' &&
+          isObject(d.constraints) &&
+          Object.keys(d.constraints).length > 0 &&
+          Object.values(d.constraints).every((m) => typeof m === 'string');
         if (!ok) problems.push(`details entry ${JSON.stringify(d)} is not { field, constraints }`);
       }
-      if (typeof e.param === 'string' && !e.details.some((d: any) => d?.field === e.param)) problems.push(`param ${e.param} names no details entry`);
+      if (typeof e.param === 'string' && !e.details.some((d: any) => d?.field === e.param))
+        problems.push(`param ${e.param} names no details entry`);
     }
   } else if ('details' in e) problems.push(`details on ${e.code} (only validation_failed has details)`);
   return problems;
@@ -132,18 +162,21 @@ function generalProblems(ex: Exchange): string[] {
   if (method === 'HEAD') return problems;
   const contentType = answer.headers.get('content-type') ?? '';
   // The landing page (GET /) and the docs are pages for people: HTML.
-  const docsPage = (path.startsWith('/docs') || path === '/') && answer.status < 400 && contentType.startsWith('text/html');
+  const docsPage =
+    (path.startsWith('/docs') || path === '/') && answer.status < 400 && contentType.startsWith('text/html');
   // The hosted payment page is for a payer's browser: HTML, including its not-found page.
   const payerPage = path.startsWith('/pay/') && contentType.startsWith('text/html');
   if (payerPage) return problems;
   if (!docsPage) {
-    if (!contentType.startsWith('application/json')) problems.push(`content-type ${contentType || '(none)'} is not application/json`);
+    if (!contentType.startsWith('application/json'))
+      problems.push(`content-type ${contentType || '(none)'} is not application/json`);
     if (typeof answer.body === 'string' || answer.text === '') problems.push('the body is not JSON');
   }
   if (path === '/healthz') {
     if (method !== 'GET') {
       if (answer.status !== 405) problems.push(`${method} /healthz is not 405`);
-    } else if (answer.status !== 200 || !isObject(answer.body) || answer.body.ok !== true) problems.push('/healthz is not 200 { ok: true }');
+    } else if (answer.status !== 200 || !isObject(answer.body) || answer.body.ok !== true)
+      problems.push('/healthz is not 200 { ok: true }');
   }
   if (path === '/') {
     if (method !== 'GET') {
@@ -153,7 +186,8 @@ function generalProblems(ex: Exchange): string[] {
   if (answer.status >= 400 && answer.status < 500) {
     if (path === '/api/token' && method === 'POST') {
       const b = answer.body;
-      if (!isObject(b) || typeof b.error !== 'string' || Object.keys(b).length !== 1) problems.push('a POST /api/token failure is not { error: <string> }');
+      if (!isObject(b) || typeof b.error !== 'string' || Object.keys(b).length !== 1)
+        problems.push('a POST /api/token failure is not { error: <string> }');
     } else {
       problems.push(...envelopeProblems(answer.body));
     }
@@ -173,7 +207,12 @@ function fail(ex: Exchange, problems: string[]): never {
 }
 
 /** Runs a batch concurrently, then checks each exchange with `check` (general rules first). */
-async function runBatch<S>(property: string, specs: S[], build: (spec: S, index: number) => Sent, check: (spec: S, ex: Exchange, index: number) => string[] = () => []): Promise<Exchange[]> {
+async function runBatch<S>(
+  property: string,
+  specs: S[],
+  build: (spec: S, index: number) => Sent,
+  check: (spec: S, ex: Exchange, index: number) => string[] = () => [],
+): Promise<Exchange[]> {
   const exchanges = await Promise.all(specs.map((spec, i) => send(property, build(spec, i))));
   exchanges.forEach((ex, i) => {
     const problems = [...generalProblems(ex), ...check(specs[i]!, ex, i)];
@@ -190,11 +229,33 @@ async function runBatch<S>(property: string, specs: S[], build: (spec: S, index:
 const printable = (maxLength: number, minLength = 0) =>
   fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), minLength, maxLength });
 
-const longString = fc.integer({ min: 256, max: 6000 }).chain((n) => fc.constantFrom('x', 'é', '😀', ' ', '0').map((c) => c.repeat(n)));
+const longString = fc
+  .integer({ min: 256, max: 6000 })
+  .chain((n) => fc.constantFrom('x', 'é', '😀', ' ', '0').map((c) => c.repeat(n)));
 
 /** Values of the wrong type or shape for any field. */
 const anyValue: fc.Arbitrary<unknown> = fc.oneof(
-  fc.constantFrom(null, true, false, 0, -0, 1, -1, '', ' ', 'NaN', 'Infinity', '-0', '1e308', 'null', 'true', [], {}, [null], { total: 1 }),
+  fc.constantFrom(
+    null,
+    true,
+    false,
+    0,
+    -0,
+    1,
+    -1,
+    '',
+    ' ',
+    'NaN',
+    'Infinity',
+    '-0',
+    '1e308',
+    'null',
+    'true',
+    [],
+    {},
+    [null],
+    { total: 1 },
+  ),
   fc.integer(),
   fc.double(), // NaN and ±Infinity are sent as null by JSON
   fc.string({ maxLength: 40 }),
@@ -207,7 +268,29 @@ const anyValue: fc.Arbitrary<unknown> = fc.oneof(
 const cents = (min: number, max: number) => fc.integer({ min, max }).map((n) => n / 100);
 
 const amountTotals = fc.oneof(
-  fc.constantFrom(0, 0.01, 0.001, 0.1 + 0.2, 1.005, 1.15, 19.99, 25, 100.1, 9999.99, 10000, 10000.01, 10001, 1e308, -0, -0.01, -1, 5e-324, 1e-7, Number.MAX_SAFE_INTEGER, 0.07),
+  fc.constantFrom(
+    0,
+    0.01,
+    0.001,
+    0.1 + 0.2,
+    1.005,
+    1.15,
+    19.99,
+    25,
+    100.1,
+    9999.99,
+    10000,
+    10000.01,
+    10001,
+    1e308,
+    -0,
+    -0.01,
+    -1,
+    5e-324,
+    1e-7,
+    Number.MAX_SAFE_INTEGER,
+    0.07,
+  ),
   cents(-100, 1_000_100),
   fc.double({ min: -20000, max: 20000, noNaN: true }),
   fc.constantFrom('25.50', '19.99', '0x10', '1e2'),
@@ -240,7 +323,10 @@ const urls = fc.oneof(fc.constantFrom(...URL_CASES), fc.webUrl({ withQueryParame
 
 const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
   type: fc.constantFrom('single', 'SINGLE', 'multiple', 'recurring', ''),
-  amount: fc.oneof(fc.record({ total: amountTotals }), fc.record({ total: amountTotals, currency: fc.constantFrom('NZD', 'AUD') })),
+  amount: fc.oneof(
+    fc.record({ total: amountTotals }),
+    fc.record({ total: amountTotals, currency: fc.constantFrom('NZD', 'AUD') }),
+  ),
   'amount.total': amountTotals,
   'amount.currency': fc.constantFrom('NZD', 'AUD', 'nzd', 'USD', 'EUR', '', 'NZD '),
   creditorReference: fc.record({ reference: fc.stringMatching(/^[0-9A-Za-z '.,@_-]{0,14}$/) }),
@@ -248,26 +334,61 @@ const fieldValues: Record<string, fc.Arbitrary<unknown>> = {
     fc.stringMatching(/^[0-9A-Za-z '.,@_-]{0,14}$/),
     fc.constantFrom('A'.repeat(12), 'A'.repeat(13), 'Ünïcödé', 'INV/1001', 'INV#1', '💳', "O'Brien, J.", 'a@b_c-d.e f'),
   ),
-  'creditorReference.particulars': fc.oneof(fc.stringMatching(/^[a-zA-Z0-9- ]{0,14}$/), fc.constantFrom('', 'x'.repeat(12), 'x'.repeat(13), 'Order #1', 'naïve')),
-  'creditorReference.code': fc.oneof(fc.stringMatching(/^[a-zA-Z0-9- ]{0,14}$/), fc.constantFrom('', 'SHOP', 'x'.repeat(13), 'a_b', 'ÅÄÖ')),
+  'creditorReference.particulars': fc.oneof(
+    fc.stringMatching(/^[a-zA-Z0-9- ]{0,14}$/),
+    fc.constantFrom('', 'x'.repeat(12), 'x'.repeat(13), 'Order #1', 'naïve'),
+  ),
+  'creditorReference.code': fc.oneof(
+    fc.stringMatching(/^[a-zA-Z0-9- ]{0,14}$/),
+    fc.constantFrom('', 'SHOP', 'x'.repeat(13), 'a_b', 'ÅÄÖ'),
+  ),
   redirectUrl: urls,
   checkoutMethod: fc.constantFrom('open_banking', 'card', 'both', 'CARD', 'Both', 'bank', 'open-banking', ''),
   webhookUrl: urls,
-  foreignTransactionId: fc.oneof(fc.string({ maxLength: 64 }), fc.string({ unit: 'binary', maxLength: 64 }), longString, fc.uuid()),
-  description: fc.oneof(fc.string({ maxLength: 300 }), fc.constantFrom('x'.repeat(255), 'x'.repeat(256), '😀'.repeat(255), '😀'.repeat(256), '')),
+  foreignTransactionId: fc.oneof(
+    fc.string({ maxLength: 64 }),
+    fc.string({ unit: 'binary', maxLength: 64 }),
+    longString,
+    fc.uuid(),
+  ),
+  description: fc.oneof(
+    fc.string({ maxLength: 300 }),
+    fc.constantFrom('x'.repeat(255), 'x'.repeat(256), '😀'.repeat(255), '😀'.repeat(256), ''),
+  ),
 };
 const FIELD_PATHS = Object.keys(fieldValues);
 
 type Mutation = { path: string[]; value: unknown } | { path: string[]; remove: true };
 
 const mutation: fc.Arbitrary<Mutation> = fc.oneof(
-  { weight: 5, arbitrary: fc.oneof(...FIELD_PATHS.map((p) => fc.record({ path: fc.constant(p.split('.')), value: fc.oneof({ weight: 3, arbitrary: fieldValues[p]! }, anyValue) }))) },
-  { weight: 2, arbitrary: fc.constantFrom(...FIELD_PATHS).map((p): Mutation => ({ path: p.split('.'), remove: true })) },
+  {
+    weight: 5,
+    arbitrary: fc.oneof(
+      ...FIELD_PATHS.map((p) =>
+        fc.record({
+          path: fc.constant(p.split('.')),
+          value: fc.oneof({ weight: 3, arbitrary: fieldValues[p]! }, anyValue),
+        }),
+      ),
+    ),
+  },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(...FIELD_PATHS).map((p): Mutation => ({ path: p.split('.'), remove: true })),
+  },
   {
     weight: 1,
     // Extra fields, at the top or inside an object (the description ignores unknown fields).
     arbitrary: fc.record({
-      path: fc.tuple(fc.constantFrom<string[]>([], ['amount'], ['creditorReference']), fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'toString', 'id', 'status'))).map(([at, key]) => [...at, key]),
+      path: fc
+        .tuple(
+          fc.constantFrom<string[]>([], ['amount'], ['creditorReference']),
+          fc.oneof(
+            fc.string({ maxLength: 12 }),
+            fc.constantFrom('__proto__', 'constructor', 'toString', 'id', 'status'),
+          ),
+        )
+        .map(([at, key]) => [...at, key]),
       value: fc.oneof(anyValue, fc.jsonValue({ maxDepth: 4 })),
     }),
   },
@@ -277,7 +398,13 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
 const validBody = fc.record(
   {
     type: fc.constant('single'),
-    amount: fc.record({ total: fc.oneof(cents(1, 1_000_000), fc.constantFrom(0.01, 19.99, 10000, 9999.99, 1.15)), currency: fc.constant('NZD') }, { requiredKeys: ['total'] }),
+    amount: fc.record(
+      {
+        total: fc.oneof(cents(1, 1_000_000), fc.constantFrom(0.01, 19.99, 10000, 9999.99, 1.15)),
+        currency: fc.constant('NZD'),
+      },
+      { requiredKeys: ['total'] },
+    ),
     creditorReference: fc.record(
       {
         reference: fc.stringMatching(/^[0-9A-Za-z '.,@_-]{1,12}$/),
@@ -286,7 +413,10 @@ const validBody = fc.record(
       },
       { requiredKeys: ['reference'] },
     ),
-    redirectUrl: fc.oneof(fc.constant('https://shop.example.com/done?order=1001'), fc.webUrl({ withQueryParameters: true })),
+    redirectUrl: fc.oneof(
+      fc.constant('https://shop.example.com/done?order=1001'),
+      fc.webUrl({ withQueryParameters: true }),
+    ),
     checkoutMethod: fc.constantFrom('open_banking', 'card', 'both'),
     webhookUrl: fc.constantFrom('https://shop.example.com/webhooks', 'https://hooks.example.org:8443/p?x=1'),
     foreignTransactionId: fc.oneof(fc.uuid(), fc.string({ maxLength: 30 })),
@@ -343,7 +473,14 @@ const AUTH_CODE: Partial<Record<AuthKind, string[]>> = {
 const auth = (validWeight: number): fc.Arbitrary<Auth> =>
   fc.oneof(
     { weight: validWeight * 8, arbitrary: fc.constant<Auth>({ kind: 'test' }) },
-    { weight: validWeight, arbitrary: fc.constantFrom<Auth>({ kind: 'test-lowercase-scheme' }, { kind: 'test-extra-spaces' }, { kind: 'live' }) },
+    {
+      weight: validWeight,
+      arbitrary: fc.constantFrom<Auth>(
+        { kind: 'test-lowercase-scheme' },
+        { kind: 'test-extra-spaces' },
+        { kind: 'live' },
+      ),
+    },
     {
       weight: 2,
       arbitrary: fc.constantFrom<Auth>(
@@ -407,7 +544,19 @@ function modeOf(a: Auth): 'test' | 'live' {
 
 /** Headers a client might add, with arbitrary values. */
 const extraHeaders = fc.dictionary(
-  fc.oneof(fc.constantFrom('x-request-id', 'accept', 'accept-language', 'x-forwarded-for', 'cookie', 'origin', 'user-agent', 'if-none-match'), fc.stringMatching(/^x-[a-z0-9-]{1,20}$/)),
+  fc.oneof(
+    fc.constantFrom(
+      'x-request-id',
+      'accept',
+      'accept-language',
+      'x-forwarded-for',
+      'cookie',
+      'origin',
+      'user-agent',
+      'if-none-match',
+    ),
+    fc.stringMatching(/^x-[a-z0-9-]{1,20}$/),
+  ),
   printable(200),
   { maxKeys: 3 },
 );
@@ -423,7 +572,12 @@ const idempotencyKey = fc.option(
   { nil: undefined, freq: 2 },
 );
 
-function headersFor(a: Auth, extra: Record<string, string>, key: string | undefined, contentType?: string): Record<string, string> {
+function headersFor(
+  a: Auth,
+  extra: Record<string, string>,
+  key: string | undefined,
+  contentType?: string,
+): Record<string, string> {
   const headers: Record<string, string> = { ...extra };
   const authorization = authHeader(a);
   if (authorization !== undefined) headers.authorization = authorization;
@@ -479,14 +633,19 @@ function createProblems(a: Auth, value: unknown, key: string | undefined, ex: Ex
   const param = isObject(ex.answer.body) && isObject(ex.answer.body.error) ? ex.answer.body.error.param : undefined;
   if (!VALID_AUTH.has(a.kind)) {
     const codes = AUTH_CODE[a.kind]!;
-    return status === 401 && codes.includes(code!) ? [] : [`expected 401 ${codes.join(' or ')} for credentials "${a.kind}"`];
+    return status === 401 && codes.includes(code!)
+      ? []
+      : [`expected 401 ${codes.join(' or ')} for credentials "${a.kind}"`];
   }
   if (a.kind === 'other') return [];
   const mode = modeOf(a);
   const invalidFields = schemaProblemFields(value);
   const keyInvalid = key !== undefined && headerValue(key) === '';
   if (invalidFields.size > 0 || keyInvalid) {
-    if (status !== 400 || code !== 'validation_failed') return [`expected 400 validation_failed (schema problems in: ${[...invalidFields].join(', ') || 'Idempotency-Key'})`];
+    if (status !== 400 || code !== 'validation_failed')
+      return [
+        `expected 400 validation_failed (schema problems in: ${[...invalidFields].join(', ') || 'Idempotency-Key'})`,
+      ];
     const details = (ex.answer.body as any).error.details as Array<{ field: string }>;
     const reported = new Set(details.map((d) => d.field.split('.')[0]!));
     const missing = [...invalidFields].filter((f) => !reported.has(f));
@@ -499,21 +658,28 @@ function createProblems(a: Auth, value: unknown, key: string | undefined, ex: Ex
   }
   const body = value as { amount: { currency?: string }; webhookUrl?: string };
   // The webhook target may be refused for the key's mode (live refuses loopback and private addresses).
-  if (body.webhookUrl !== undefined && status === 400 && code === 'validation_failed' && param === 'webhookUrl') return [];
-  if (body.amount.currency === 'AUD') return status === 400 && code === 'currency_mismatch' ? [] : ['expected 400 currency_mismatch (the organisation settles in NZD)'];
+  if (body.webhookUrl !== undefined && status === 400 && code === 'validation_failed' && param === 'webhookUrl')
+    return [];
+  if (body.amount.currency === 'AUD')
+    return status === 400 && code === 'currency_mismatch'
+      ? []
+      : ['expected 400 currency_mismatch (the organisation settles in NZD)'];
   if (status === 200) {
     const problems = recordCreate(ex, mode, true);
-    if (ex.answer.headers.get('idempotent-replayed') === 'true' && !keyReused) problems.push('a replay for a key never sent before');
+    if (ex.answer.headers.get('idempotent-replayed') === 'true' && !keyReused)
+      problems.push('a replay for a key never sent before');
     const b = ex.answer.body as Record<string, any>;
     const sent = value as Record<string, any>;
     if (ex.answer.headers.get('idempotent-replayed') !== 'true') {
-      if (b.amount.total !== sent.amount.total) problems.push(`amount.total ${b.amount.total} is not the ${sent.amount.total} sent`);
+      if (b.amount.total !== sent.amount.total)
+        problems.push(`amount.total ${b.amount.total} is not the ${sent.amount.total} sent`);
       if (b.amount.currency !== 'NZD') problems.push('amount.currency is not the settlement currency');
       if (b.reference !== sent.creditorReference.reference) problems.push('reference is not the one sent');
       if (b.checkoutMethod !== sent.checkoutMethod) problems.push('checkoutMethod is not the one sent');
       if (b.status !== 'created') problems.push('status is not created');
       if (b.testMode !== (mode === 'test')) problems.push(`testMode is not ${mode === 'test'}`);
-      if (sent.creditorReference.code && b.code !== sent.creditorReference.code) problems.push('code is not the one sent');
+      if (sent.creditorReference.code && b.code !== sent.creditorReference.code)
+        problems.push('code is not the one sent');
     }
     return problems;
   }
@@ -535,13 +701,18 @@ describe('fuzzing the reference server', () => {
 
   afterAll(async () => {
     await t?.close();
-    console.info(`fuzz: ${stats.sent} requests ${JSON.stringify(stats.byProperty)}; ${fresh200} sessions created, ${replayedIds.size} replayed ids`);
+    console.info(
+      `fuzz: ${stats.sent} requests ${JSON.stringify(stats.byProperty)}; ${fresh200} sessions created, ${replayedIds.size} replayed ids`,
+    );
   });
 
   it('POST /api/checkout-sessions with near-valid bodies gets the answer the rules predict', async () => {
     const spec = fc.record({
       base: fc.oneof({ weight: 1, arbitrary: fc.constant(sessionRequest()) }, { weight: 2, arbitrary: validBody }),
-      mutations: fc.oneof({ weight: 1, arbitrary: fc.constant<Mutation[]>([]) }, { weight: 2, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 4 }) }),
+      mutations: fc.oneof(
+        { weight: 1, arbitrary: fc.constant<Mutation[]>([]) },
+        { weight: 2, arbitrary: fc.array(mutation, { minLength: 1, maxLength: 4 }) },
+      ),
       auth: auth(6),
       key: idempotencyKey,
       extra: extraHeaders,
@@ -551,9 +722,15 @@ describe('fuzzing the reference server', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(spec, BATCH), async (drawn) => {
         const specs = drawn.flatMap((s) => (s.twice && s.key !== undefined ? [s, s] : [s]));
-        const keyIds = specs.map((s) => (s.key !== undefined && VALID_AUTH.has(s.auth.kind) ? `${modeOf(s.auth)}\u0000${headerValue(s.key)}` : undefined));
+        const keyIds = specs.map((s) =>
+          s.key !== undefined && VALID_AUTH.has(s.auth.kind)
+            ? `${modeOf(s.auth)}\u0000${headerValue(s.key)}`
+            : undefined,
+        );
         // Reused: sent before, or by another request of this concurrent batch.
-        const keyReused = keyIds.map((id, i) => id !== undefined && (keysSent.has(id) || keyIds.some((o, j) => j !== i && o === id)));
+        const keyReused = keyIds.map(
+          (id, i) => id !== undefined && (keysSent.has(id) || keyIds.some((o, j) => j !== i && o === id)),
+        );
         for (const id of keyIds) if (id !== undefined) keysSent.add(id);
         const exchanges = await runBatch(
           'create (near-valid)',
@@ -570,9 +747,15 @@ describe('fuzzing the reference server', () => {
         for (let i = 1; i < specs.length; i++) {
           if (specs[i] !== specs[i - 1]) continue;
           const [a, b] = [exchanges[i - 1]!, exchanges[i]!];
-          const fresh = [a, b].filter((ex) => ex.answer.status === 200 && ex.answer.headers.get('idempotent-replayed') !== 'true').length;
-          const same = a.answer.status === b.answer.status && (a.answer.status !== 200 || a.answer.body.id === b.answer.body.id);
-          if (!same || fresh > 1) fail(b, [`the same request with the same Idempotency-Key, sent twice at once, got different answers (first: ${a.answer.status} ${clip(a.answer.text, 200)})`]);
+          const fresh = [a, b].filter(
+            (ex) => ex.answer.status === 200 && ex.answer.headers.get('idempotent-replayed') !== 'true',
+          ).length;
+          const same =
+            a.answer.status === b.answer.status && (a.answer.status !== 200 || a.answer.body.id === b.answer.body.id);
+          if (!same || fresh > 1)
+            fail(b, [
+              `the same request with the same Idempotency-Key, sent twice at once, got different answers (first: ${a.answer.status} ${clip(a.answer.text, 200)})`,
+            ]);
         }
       }),
       { numRuns: 250 },
@@ -586,13 +769,42 @@ describe('fuzzing the reference server', () => {
       fc.string({ maxLength: 200 }),
       fc.string({ unit: 'binary', maxLength: 200 }),
       fc.nat({ max: valid.length - 1 }).map((n) => valid.slice(0, n)), // truncated JSON
-      fc.constantFrom(`\uFEFF${valid}`, ` \n${valid}\n `, `${valid}${valid}`, `[${valid}]`, valid.replace(/"/g, "'"), '', '{', 'null', '[]', '{}'),
-      fc.constant(new URLSearchParams({ type: 'single', 'amount[total]': '25.5', redirectUrl: 'https://x.example', checkoutMethod: 'card' }).toString()),
+      fc.constantFrom(
+        `\uFEFF${valid}`,
+        ` \n${valid}\n `,
+        `${valid}${valid}`,
+        `[${valid}]`,
+        valid.replace(/"/g, "'"),
+        '',
+        '{',
+        'null',
+        '[]',
+        '{}',
+      ),
+      fc.constant(
+        new URLSearchParams({
+          type: 'single',
+          'amount[total]': '25.5',
+          redirectUrl: 'https://x.example',
+          checkoutMethod: 'card',
+        }).toString(),
+      ),
       fc.constant(valid), // valid JSON, under whatever content type is drawn
     );
     const contentType = fc.option(
       fc.oneof(
-        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'application/problem+json', 'text/plain', FORM, 'multipart/form-data; boundary=xyz', 'application/xml', '', 'application/json; charset=latin1'),
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'APPLICATION/JSON',
+          'application/problem+json',
+          'text/plain',
+          FORM,
+          'multipart/form-data; boundary=xyz',
+          'application/xml',
+          '',
+          'application/json; charset=latin1',
+        ),
         printable(60),
       ),
       { nil: undefined, freq: 5 },
@@ -600,11 +812,18 @@ describe('fuzzing the reference server', () => {
     const spec = fc.record({ body: rawBody, contentType, auth: auth(3), key: idempotencyKey, extra: extraHeaders });
     await fc.assert(
       fc.asyncProperty(fc.array(spec, BATCH), async (specs) => {
-        for (const s of specs) if (s.key !== undefined && VALID_AUTH.has(s.auth.kind)) keysSent.add(`${modeOf(s.auth)}\u0000${headerValue(s.key)}`);
+        for (const s of specs)
+          if (s.key !== undefined && VALID_AUTH.has(s.auth.kind))
+            keysSent.add(`${modeOf(s.auth)}\u0000${headerValue(s.key)}`);
         await runBatch(
           'create (arbitrary)',
           specs,
-          (s) => ({ method: 'POST', path: '/api/checkout-sessions', headers: headersFor(s.auth, s.extra, s.key, s.contentType), body: s.body }),
+          (s) => ({
+            method: 'POST',
+            path: '/api/checkout-sessions',
+            headers: headersFor(s.auth, s.extra, s.key, s.contentType),
+            body: s.body,
+          }),
           (s, ex) => {
             const { status } = ex.answer;
             if (!VALID_AUTH.has(s.auth.kind)) return status === 401 ? [] : ['expected 401 for refused credentials'];
@@ -636,20 +855,48 @@ describe('fuzzing the reference server', () => {
     type FieldChoice = { kind: 'real' | 'other-real' | 'missing' | 'empty' | 'twice' | 'random'; random?: string };
     const field = fc.oneof(
       { weight: 6, arbitrary: fc.constant<FieldChoice>({ kind: 'real' }) },
-      { weight: 1, arbitrary: fc.constantFrom<FieldChoice>({ kind: 'other-real' }, { kind: 'missing' }, { kind: 'empty' }, { kind: 'twice' }) },
-      { weight: 2, arbitrary: fc.oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), longString).map((random): FieldChoice => ({ kind: 'random', random })) },
+      {
+        weight: 1,
+        arbitrary: fc.constantFrom<FieldChoice>(
+          { kind: 'other-real' },
+          { kind: 'missing' },
+          { kind: 'empty' },
+          { kind: 'twice' },
+        ),
+      },
+      {
+        weight: 2,
+        arbitrary: fc
+          .oneof(fc.string({ maxLength: 40 }), fc.string({ unit: 'binary', maxLength: 40 }), longString)
+          .map((random): FieldChoice => ({ kind: 'random', random })),
+      },
     );
     const spec = fc.record({
       pair: fc.nat({ max: 1 }),
       clientId: field,
       clientSecret: field,
-      extraField: fc.option(fc.tuple(fc.string({ maxLength: 10 }), fc.string({ maxLength: 20 })), { nil: undefined, freq: 4 }),
+      extraField: fc.option(fc.tuple(fc.string({ maxLength: 10 }), fc.string({ maxLength: 20 })), {
+        nil: undefined,
+        freq: 4,
+      }),
       encoding: fc.constantFrom('form', 'form', 'form', 'json', 'garbage'),
       garbage: fc.oneof(fc.string({ maxLength: 100 }), fc.string({ unit: 'binary', maxLength: 100 })),
       contentType: fc.option(
         fc.oneof(
-          { weight: 6, arbitrary: fc.constantFrom(FORM, `${FORM}; charset=utf-8`, 'Application/X-WWW-Form-Urlencoded') },
-          { weight: 3, arbitrary: fc.constantFrom('application/json', 'text/plain', 'multipart/form-data; boundary=xyz', '', `${FORM}x`) },
+          {
+            weight: 6,
+            arbitrary: fc.constantFrom(FORM, `${FORM}; charset=utf-8`, 'Application/X-WWW-Form-Urlencoded'),
+          },
+          {
+            weight: 3,
+            arbitrary: fc.constantFrom(
+              'application/json',
+              'text/plain',
+              'multipart/form-data; boundary=xyz',
+              '',
+              `${FORM}x`,
+            ),
+          },
           { weight: 1, arbitrary: printable(50) },
         ),
         { nil: undefined, freq: 10 },
@@ -686,12 +933,16 @@ describe('fuzzing the reference server', () => {
     };
     /** What the document's rules give, from what the server can read of the form. */
     const expected = (s: Spec, body: string): { status: number; error?: string } => {
-      const type = headerValue(s.contentType ?? '').split(';')[0]!.trim().toLowerCase();
+      const type = headerValue(s.contentType ?? '')
+        .split(';')[0]!
+        .trim()
+        .toLowerCase();
       if (type !== FORM || body === '') return { status: 400, error: TOKEN_MALFORMED };
       const form = new URLSearchParams(body);
       const ids = form.getAll('clientId');
       const secrets = form.getAll('clientSecret');
-      if (ids.length !== 1 || secrets.length !== 1 || ids[0] === '' || secrets[0] === '') return { status: 400, error: TOKEN_MALFORMED };
+      if (ids.length !== 1 || secrets.length !== 1 || ids[0] === '' || secrets[0] === '')
+        return { status: 400, error: TOKEN_MALFORMED };
       const match = realPairs().some(([id, secret]) => id === ids[0] && secret === secrets[0]);
       return match ? { status: 200 } : { status: 401, error: TOKEN_INVALID };
     };
@@ -700,12 +951,18 @@ describe('fuzzing the reference server', () => {
         await runBatch(
           'token',
           specs,
-          (s) => ({ method: 'POST', path: '/api/token', headers: headersFor({ kind: 'none' }, s.extra, undefined, s.contentType), body: bodyOf(s) }),
+          (s) => ({
+            method: 'POST',
+            path: '/api/token',
+            headers: headersFor({ kind: 'none' }, s.extra, undefined, s.contentType),
+            body: bodyOf(s),
+          }),
           (s, ex) => {
             const want = expected(s, ex.body!);
             const { status, body } = ex.answer;
             if (status !== want.status) return [`expected ${want.status}`];
-            if (want.error !== undefined && (body as { error?: unknown }).error !== want.error) return [`expected { error: ${JSON.stringify(want.error)} }`];
+            if (want.error !== undefined && (body as { error?: unknown }).error !== want.error)
+              return [`expected { error: ${JSON.stringify(want.error)} }`];
             return [];
           },
         );
@@ -726,27 +983,54 @@ describe('fuzzing the reference server', () => {
             fc.string({ unit: 'binary', minLength: 1, maxLength: 60 }),
             fc.stringMatching(/^cs_[A-Za-z0-9]{1,30}$/),
             fc.uuid(),
-            fc.constantFrom('cs_', 'cs_7Hq2mX9vK3pL8nR4', "' OR 1=1 --", '%', '%25', '../../etc/passwd', 'null', 'undefined', '__proto__', 'constructor', ' ', 'cs_\u0000'),
+            fc.constantFrom(
+              'cs_',
+              'cs_7Hq2mX9vK3pL8nR4',
+              "' OR 1=1 --",
+              '%',
+              '%25',
+              '../../etc/passwd',
+              'null',
+              'undefined',
+              '__proto__',
+              'constructor',
+              ' ',
+              'cs_\u0000',
+            ),
             fc.integer({ min: 500, max: 4000 }).map((n) => 'x'.repeat(n)),
           )
           .filter((id) => id !== '.' && id !== '..')
           .map((id): IdChoice => ({ kind: 'random', id })),
       },
     );
-    const spec = fc.record({ id: idChoice, auth: fc.oneof({ weight: 4, arbitrary: auth(3) }, { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'other' }) }), extra: extraHeaders });
+    const spec = fc.record({
+      id: idChoice,
+      auth: fc.oneof({ weight: 4, arbitrary: auth(3) }, { weight: 1, arbitrary: fc.constant<Auth>({ kind: 'other' }) }),
+      extra: extraHeaders,
+    });
     type Spec = typeof spec extends fc.Arbitrary<infer S> ? S : never;
-    const idOf = (s: Spec) => (s.id.kind === 'created' && createdTestIds.length > 0 ? createdTestIds[s.id.index % createdTestIds.length]! : s.id.kind === 'random' ? s.id.id : 'cs_none');
+    const idOf = (s: Spec) =>
+      s.id.kind === 'created' && createdTestIds.length > 0
+        ? createdTestIds[s.id.index % createdTestIds.length]!
+        : s.id.kind === 'random'
+          ? s.id.id
+          : 'cs_none';
     await fc.assert(
       fc.asyncProperty(fc.array(spec, BATCH), async (specs) => {
         const ids = specs.map(idOf);
         await runBatch(
           'get by id',
           specs,
-          (s, i) => ({ method: 'GET', path: `/api/checkout-sessions/${encodeURIComponent(ids[i]!)}`, headers: headersFor(s.auth, s.extra, undefined) }),
+          (s, i) => ({
+            method: 'GET',
+            path: `/api/checkout-sessions/${encodeURIComponent(ids[i]!)}`,
+            headers: headersFor(s.auth, s.extra, undefined),
+          }),
           (s, ex, i) => {
             const id = ids[i]!;
             const { status } = ex.answer;
-            if (!VALID_AUTH.has(s.auth.kind)) return status === 401 && AUTH_CODE[s.auth.kind]!.includes(errorCode(ex.answer)!) ? [] : ['expected 401'];
+            if (!VALID_AUTH.has(s.auth.kind))
+              return status === 401 && AUTH_CODE[s.auth.kind]!.includes(errorCode(ex.answer)!) ? [] : ['expected 401'];
             const own = created.has(id) && s.auth.kind !== 'other';
             if (own && created.get(id) === modeOf(s.auth)) {
               if (status !== 200) return ['expected 200 for the organisation’s own session'];
@@ -754,7 +1038,9 @@ describe('fuzzing the reference server', () => {
               return b.id === id ? [] : [`read back id ${b.id}, not ${id}`];
             }
             if (own) return status === 200 || status === 404 ? [] : ['expected 200 or 404 across modes'];
-            return status === 404 && errorCode(ex.answer) === 'not_found' ? [] : ['expected 404 not_found (unknown id, or another organisation’s session)'];
+            return status === 404 && errorCode(ex.answer) === 'not_found'
+              ? []
+              : ['expected 404 not_found (unknown id, or another organisation’s session)'];
           },
         );
       }),
@@ -764,9 +1050,42 @@ describe('fuzzing the reference server', () => {
 
   it('random paths and methods answer JSON, never 5xx, with the envelope on every 4xx', async () => {
     // Methods Node's HTTP parser knows (others are refused by Node itself before the app).
-    const method = fc.constantFrom('GET', 'GET', 'POST', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'HEAD', 'PROPFIND', 'MKCOL', 'COPY', 'MOVE', 'LOCK', 'PURGE', 'SEARCH', 'REPORT', 'LINK');
+    const method = fc.constantFrom(
+      'GET',
+      'GET',
+      'POST',
+      'POST',
+      'PUT',
+      'PATCH',
+      'DELETE',
+      'OPTIONS',
+      'HEAD',
+      'PROPFIND',
+      'MKCOL',
+      'COPY',
+      'MOVE',
+      'LOCK',
+      'PURGE',
+      'SEARCH',
+      'REPORT',
+      'LINK',
+    );
     const segment = fc
-      .oneof(fc.string({ minLength: 1, maxLength: 20 }), fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }), fc.constantFrom('api', 'checkout-sessions', 'token', 'cs_x', 'errors', 'organisations', 'clock', 'index.html', '%'))
+      .oneof(
+        fc.string({ minLength: 1, maxLength: 20 }),
+        fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+        fc.constantFrom(
+          'api',
+          'checkout-sessions',
+          'token',
+          'cs_x',
+          'errors',
+          'organisations',
+          'clock',
+          'index.html',
+          '%',
+        ),
+      )
       .filter((s) => s !== '.' && s !== '..')
       .map(encodeURIComponent);
     const prefix = fc.constantFrom(
@@ -787,7 +1106,9 @@ describe('fuzzing the reference server', () => {
       '/API/CHECKOUT-SESSIONS',
     );
     const query = fc.option(
-      fc.array(fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 })), { minLength: 1, maxLength: 3 }).map((pairs) => `?${new URLSearchParams(pairs).toString()}`),
+      fc
+        .array(fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 })), { minLength: 1, maxLength: 3 })
+        .map((pairs) => `?${new URLSearchParams(pairs).toString()}`),
       { nil: '', freq: 4 },
     );
     const spec = fc.record({
@@ -796,10 +1117,19 @@ describe('fuzzing the reference server', () => {
       segments: fc.array(segment, { maxLength: 3 }),
       trailingSlash: fc.boolean(),
       query,
-      body: fc.option(fc.oneof(fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)), fc.string({ maxLength: 100 })), { nil: undefined }),
+      body: fc.option(
+        fc.oneof(
+          fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+          fc.string({ maxLength: 100 }),
+        ),
+        { nil: undefined },
+      ),
       contentType: fc.option(fc.constantFrom('application/json', FORM, 'text/plain'), { nil: undefined }),
       // The sandbox token opens the sandbox API to random bodies too.
-      auth: fc.oneof(auth(1), fc.constantFrom<Auth>({ kind: 'sandbox' }, { kind: 'garbage', garbage: `x${SANDBOX_TOKEN}` })),
+      auth: fc.oneof(
+        auth(1),
+        fc.constantFrom<Auth>({ kind: 'sandbox' }, { kind: 'garbage', garbage: `x${SANDBOX_TOKEN}` }),
+      ),
       extra: extraHeaders,
     });
     await fc.assert(
@@ -835,7 +1165,9 @@ describe('fuzzing the reference server', () => {
       await Promise.all(
         entries.slice(i, i + 16).map(async ([id, mode]) => {
           stats.sent++;
-          const answer = await t.request('GET', `/api/checkout-sessions/${id}`, { token: mode === 'test' ? org.testToken : org.liveToken });
+          const answer = await t.request('GET', `/api/checkout-sessions/${id}`, {
+            token: mode === 'test' ? org.testToken : org.liveToken,
+          });
           expect(answer.status, `GET ${id}`).toBe(200);
           expect(answer.body.id).toBe(id);
           expect(answer.body.testMode).toBe(mode === 'test');
@@ -860,7 +1192,11 @@ describe('fuzzing the reference server', () => {
     // the URIError escapes as a 500 internal_error, before authentication even runs. Same
     // for every path with a parameter, sandbox included (e.g. POST /sandbox/organisations/%E0/clock).
     it('a malformed percent-escape in a path parameter is answered 4xx, not 500 internal_error', async () => {
-      for (const path of ['/api/checkout-sessions/%E0%A4%A', '/api/checkout-sessions/%', '/api/checkout-sessions/%zz']) {
+      for (const path of [
+        '/api/checkout-sessions/%E0%A4%A',
+        '/api/checkout-sessions/%',
+        '/api/checkout-sessions/%zz',
+      ]) {
         const answer = await t.request('GET', path, { token: bugOrg.testToken, undocumented: true });
         expect(answer.status, `GET ${path} → ${answer.status} ${answer.text}`).toBeLessThan(500);
       }
@@ -871,7 +1207,11 @@ describe('fuzzing the reference server', () => {
     // were the object, and a session is created. The description's body is an object.
     it('a body that is a JSON string (not an object) is refused with validation_failed', async () => {
       const before = await t.server.store.countPayments(bugOrg.id);
-      const answer = await t.request('POST', '/api/checkout-sessions', { token: bugOrg.testToken, body: JSON.stringify(sessionRequest()), undocumented: true });
+      const answer = await t.request('POST', '/api/checkout-sessions', {
+        token: bugOrg.testToken,
+        body: JSON.stringify(sessionRequest()),
+        undocumented: true,
+      });
       expect(await t.server.store.countPayments(bugOrg.id)).toBe(before);
       expect(answer.status).toBe(400);
       expect(errorCode(answer)).toBe('validation_failed');

@@ -3,7 +3,13 @@
  * over HTTP against the in-process reference server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { requestWithHeaderLines, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import {
+  requestWithHeaderLines,
+  sessionRequest,
+  startTestServer,
+  type Org,
+  type TestServer,
+} from '../support/server.ts';
 
 let t: TestServer;
 
@@ -33,8 +39,22 @@ describe('Idempotency-Key', () => {
   it('treats the same JSON value as the same body, whatever the key order and whitespace', async () => {
     const org = await t.organisation();
     const first = await create(org, sessionRequest(), 'key-order');
-    const reordered = JSON.stringify({ checkoutMethod: 'both', redirectUrl: 'https://shop.example.com/done?order=1001', creditorReference: { reference: 'INV-1001' }, amount: { total: 25.50 }, type: 'single' }, null, 3);
-    const second = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, rawBody: reordered, headers: { 'content-type': 'application/json', 'idempotency-key': 'key-order' } });
+    const reordered = JSON.stringify(
+      {
+        checkoutMethod: 'both',
+        redirectUrl: 'https://shop.example.com/done?order=1001',
+        creditorReference: { reference: 'INV-1001' },
+        amount: { total: 25.5 },
+        type: 'single',
+      },
+      null,
+      3,
+    );
+    const second = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: reordered,
+      headers: { 'content-type': 'application/json', 'idempotency-key': 'key-order' },
+    });
     expect(second.body).toEqual(first.body);
     expect(await sessionCount(org)).toBe(1);
   });
@@ -54,7 +74,9 @@ describe('Idempotency-Key', () => {
     await t.advanceClock(org.id, 24 * 3600 - 60);
     const token = await t.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
     expect((await create(org, sessionRequest(), 'key-3', token)).body.id).toBe(first.body.id);
-    expect((await create(org, sessionRequest({ amount: { total: 1 } }), 'key-3', token)).body.error.code).toBe('idempotency_error');
+    expect((await create(org, sessionRequest({ amount: { total: 1 } }), 'key-3', token)).body.error.code).toBe(
+      'idempotency_error',
+    );
     await t.advanceClock(org.id, 60);
     const after = await create(org, sessionRequest({ amount: { total: 1 } }), 'key-3', token);
     expect(after.status).toBe(200);
@@ -74,7 +96,9 @@ describe('Idempotency-Key', () => {
 
   it('creates exactly one session for 50 concurrent creates with one key, and all get the same answer', async () => {
     const org = await t.organisation();
-    const answers = await Promise.all(Array.from({ length: 50 }, () => create(org, sessionRequest(), 'concurrent-key')));
+    const answers = await Promise.all(
+      Array.from({ length: 50 }, () => create(org, sessionRequest(), 'concurrent-key')),
+    );
     expect(new Set(answers.map((a) => a.status))).toEqual(new Set([200]));
     expect(new Set(answers.map((a) => a.text)).size).toBe(1);
     expect(await sessionCount(org)).toBe(1);
@@ -132,24 +156,51 @@ describe('Idempotency-Key', () => {
 
   it('answers idempotency_error for a key reused on another create endpoint, both ways', async () => {
     const org = await t.organisation();
-    const link = await t.request('POST', '/api/payment-links', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across' } });
+    const link = await t.request('POST', '/api/payment-links', {
+      token: org.testToken,
+      body: sessionRequest(),
+      headers: { 'idempotency-key': 'key-across' },
+    });
     expect(link.status).toBe(200);
     const session = await create(org, sessionRequest(), 'key-across');
     expect(session.status).toBe(400);
     expect(session.body.error.code).toBe('idempotency_error');
     await create(org, sessionRequest(), 'key-across-2');
-    const legacy = await t.request('POST', '/api/transaction', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across-2' } });
+    const legacy = await t.request('POST', '/api/transaction', {
+      token: org.testToken,
+      body: sessionRequest(),
+      headers: { 'idempotency-key': 'key-across-2' },
+    });
     expect(legacy.body.error.code).toBe('idempotency_error');
     expect(await sessionCount(org)).toBe(2);
     // The same endpoint still replays.
-    const again = await t.request('POST', '/api/payment-links', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': 'key-across' } });
+    const again = await t.request('POST', '/api/payment-links', {
+      token: org.testToken,
+      body: sessionRequest(),
+      headers: { 'idempotency-key': 'key-across' },
+    });
     expect(again.body).toEqual(link.body);
   });
 
   it('refuses a repeated Idempotency-Key header (Node would join the two into one key)', async () => {
     const org = await t.organisation();
-    const lines = ['authorization', `Bearer ${org.testToken}`, 'content-type', 'application/json', 'idempotency-key', 'key-a', 'idempotency-key', 'key-b'];
-    const answer = await requestWithHeaderLines(t.url, 'POST', '/api/checkout-sessions', lines, JSON.stringify(sessionRequest()));
+    const lines = [
+      'authorization',
+      `Bearer ${org.testToken}`,
+      'content-type',
+      'application/json',
+      'idempotency-key',
+      'key-a',
+      'idempotency-key',
+      'key-b',
+    ];
+    const answer = await requestWithHeaderLines(
+      t.url,
+      'POST',
+      '/api/checkout-sessions',
+      lines,
+      JSON.stringify(sessionRequest()),
+    );
     expect(answer.status).toBe(400);
     expect(JSON.parse(answer.text).error).toMatchObject({ code: 'validation_failed', param: 'Idempotency-Key' });
     expect(await sessionCount(org)).toBe(0);
@@ -159,7 +210,11 @@ describe('Idempotency-Key', () => {
 
   it('refuses an empty Idempotency-Key', async () => {
     const org = await t.organisation();
-    const answer = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest(), headers: { 'idempotency-key': '' } });
+    const answer = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest(),
+      headers: { 'idempotency-key': '' },
+    });
     expect(answer.status).toBe(400);
     expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'Idempotency-Key' });
   });

@@ -52,7 +52,9 @@ function readOnly<T>(query: (db: Database.Database) => T): T {
 }
 
 function keyRows(orgId: string): number {
-  return readOnly((db) => (db.prepare('select count(*) as n from idempotency_keys where org_id = ?').get(orgId) as { n: number }).n);
+  return readOnly(
+    (db) => (db.prepare('select count(*) as n from idempotency_keys where org_id = ?').get(orgId) as { n: number }).n,
+  );
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

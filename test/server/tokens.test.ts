@@ -40,7 +40,13 @@ describe('POST /api/token', () => {
     ['clientSecret missing', form({ clientId: 'ck_test_x' })],
     ['clientId missing', form({ clientSecret: 'secret' })],
     ['empty clientId', form({ clientId: '', clientSecret: 'secret' })],
-    ['a repeated field', { rawBody: 'clientId=a&clientId=b&clientSecret=c', headers: { 'content-type': 'application/x-www-form-urlencoded' } }],
+    [
+      'a repeated field',
+      {
+        rawBody: 'clientId=a&clientId=b&clientSecret=c',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      },
+    ],
     ['a text body', { rawBody: 'clientId=a&clientSecret=b', headers: { 'content-type': 'text/plain' } }],
   ])('answers 400 with the string error for %s', async (_name, options) => {
     const answer = await t.request('POST', '/api/token', options);
@@ -49,8 +55,16 @@ describe('POST /api/token', () => {
   });
 
   it('answers an unknown client id and a wrong secret identically with 401', async () => {
-    const unknown = await t.request('POST', '/api/token', form({ clientId: 'ck_test_unknown', clientSecret: 'whatever' }));
-    const wrong = await t.request('POST', '/api/token', form({ clientId: org.apiKeys.test.clientId, clientSecret: 'wrong-secret' }));
+    const unknown = await t.request(
+      'POST',
+      '/api/token',
+      form({ clientId: 'ck_test_unknown', clientSecret: 'whatever' }),
+    );
+    const wrong = await t.request(
+      'POST',
+      '/api/token',
+      form({ clientId: org.apiKeys.test.clientId, clientSecret: 'wrong-secret' }),
+    );
     expect(unknown.status).toBe(401);
     expect(wrong.status).toBe(401);
     expect(unknown.text).toBe(wrong.text);
@@ -59,14 +73,22 @@ describe('POST /api/token', () => {
 
   it('refuses a secret of another key', async () => {
     const other = await t.organisation();
-    const answer = await t.request('POST', '/api/token', form({ clientId: org.apiKeys.test.clientId, clientSecret: other.apiKeys.test.clientSecret }));
+    const answer = await t.request(
+      'POST',
+      '/api/token',
+      form({ clientId: org.apiKeys.test.clientId, clientSecret: other.apiKeys.test.clientSecret }),
+    );
     expect(answer.status).toBe(401);
   });
 });
 
 describe('bearer checks', () => {
   const read = (authorization?: string) =>
-    t.request('GET', '/api/checkout-sessions/cs_doesnotexist', authorization === undefined ? {} : { headers: { authorization } });
+    t.request(
+      'GET',
+      '/api/checkout-sessions/cs_doesnotexist',
+      authorization === undefined ? {} : { headers: { authorization } },
+    );
 
   it('gives unauthorized without an Authorization header', async () => {
     const answer = await read();
@@ -75,11 +97,14 @@ describe('bearer checks', () => {
     expect(answer.body.error.doc_url).toBe(`${t.url}/docs/errors/#unauthorized`);
   });
 
-  it.each(['Basic abc', 'Bearer', 'Bearer ', 'Token abc', ''])('gives unauthorized for a header not of the form Bearer <token>: %j', async (header) => {
-    const answer = await read(header);
-    expect(answer.status).toBe(401);
-    expect(answer.body.error.code).toBe('unauthorized');
-  });
+  it.each(['Basic abc', 'Bearer', 'Bearer ', 'Token abc', ''])(
+    'gives unauthorized for a header not of the form Bearer <token>: %j',
+    async (header) => {
+      const answer = await read(header);
+      expect(answer.status).toBe(401);
+      expect(answer.body.error.code).toBe('unauthorized');
+    },
+  );
 
   it('accepts a valid token (the session then is simply not found)', async () => {
     const answer = await read(`Bearer ${org.testToken}`);
@@ -111,9 +136,10 @@ describe('bearer checks', () => {
     expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: fresh })).status).toBe(404);
   });
 
-  it('issues a token for exactly five minutes from the organisation\'s time, to the millisecond', async () => {
+  it("issues a token for exactly five minutes from the organisation's time, to the millisecond", async () => {
     const own = await t.organisation();
-    const clock = async () => Date.parse((await t.sandbox('POST', `/sandbox/organisations/${own.id}/clock`, { advanceSeconds: 0 })).now);
+    const clock = async () =>
+      Date.parse((await t.sandbox('POST', `/sandbox/organisations/${own.id}/clock`, { advanceSeconds: 0 })).now);
     const before = await clock();
     const token = await t.token(own.apiKeys.test.clientId, own.apiKeys.test.clientSecret);
     const after = await clock();
@@ -123,7 +149,7 @@ describe('bearer checks', () => {
     expect(claims.exp - claims.iat).toBeCloseTo(300, 6);
   });
 
-  it('does not expire a token on another organisation\'s clock', async () => {
+  it("does not expire a token on another organisation's clock", async () => {
     const other = await t.organisation();
     await t.advanceClock(other.id, 3600);
     expect((await t.request('GET', '/api/checkout-sessions/cs_x', { token: org.testToken })).status).toBe(404);

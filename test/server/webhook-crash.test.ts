@@ -37,12 +37,20 @@ const children = new Set<ChildProcess>();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Polls until `check` returns a value other than undefined/false, or fails with `what` and the last state. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000, describeState?: () => unknown): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs = 15_000,
+  describeState?: () => unknown,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${describeState ? `\nlast state: ${JSON.stringify(describeState(), null, 2)}` : ''}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${describeState ? `\nlast state: ${JSON.stringify(describeState(), null, 2)}` : ''}`,
+      );
     await sleep(100);
   }
 }
@@ -76,7 +84,15 @@ async function startServer(db: string): Promise<Server> {
   });
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`payment-server printed no listening line within ${START_TIMEOUT_MS} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () =>
+        reject(
+          new Error(
+            `payment-server printed no listening line within ${START_TIMEOUT_MS} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+          ),
+        ),
+      START_TIMEOUT_MS,
+    );
     child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
       stdout += chunk;
       for (const line of stdout.split('\n')) {
@@ -89,7 +105,11 @@ async function startServer(db: string): Promise<Server> {
     });
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      reject(new Error(`payment-server exited (code ${code}, signal ${signal}) before listening\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      reject(
+        new Error(
+          `payment-server exited (code ${code}, signal ${signal}) before listening\nstdout:\n${stdout}\nstderr:\n${stderr}`,
+        ),
+      );
     });
   });
   return { child, url, stderr: () => stderr, exited };
@@ -103,21 +123,36 @@ async function kill(server: Server): Promise<void> {
 
 /** A client of one running server; every answer is checked against the descriptions. */
 function client(server: Server) {
-  const request = <T = any>(method: string, pathname: string, options: { token?: string; body?: unknown; form?: Record<string, string> } = {}) =>
-    checkedRequest<T>(server.url, method, pathname, options);
-  async function ok<T = any>(method: string, pathname: string, options: Parameters<typeof request>[2] = {}): Promise<T> {
+  const request = <T = any>(
+    method: string,
+    pathname: string,
+    options: { token?: string; body?: unknown; form?: Record<string, string> } = {},
+  ) => checkedRequest<T>(server.url, method, pathname, options);
+  async function ok<T = any>(
+    method: string,
+    pathname: string,
+    options: Parameters<typeof request>[2] = {},
+  ): Promise<T> {
     const answer = await request<T>(method, pathname, options);
     if (answer.status !== 200) throw new Error(`${method} ${pathname} answered ${answer.status}: ${answer.text}`);
     return answer.body;
   }
-  const sandbox = <T = any>(method: string, pathname: string, body?: unknown) => ok<T>(method, pathname, { token: SANDBOX, body });
+  const sandbox = <T = any>(method: string, pathname: string, body?: unknown) =>
+    ok<T>(method, pathname, { token: SANDBOX, body });
   return {
     request,
     sandbox,
-    token: async (clientId: string, clientSecret: string) => (await ok<{ accessToken: string }>('POST', '/api/token', { form: { clientId, clientSecret } })).accessToken,
+    token: async (clientId: string, clientSecret: string) =>
+      (await ok<{ accessToken: string }>('POST', '/api/token', { form: { clientId, clientSecret } })).accessToken,
     deliveries: async (checkoutSessionId: string) =>
-      (await sandbox<{ deliveries: Delivery[] }>('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${encodeURIComponent(checkoutSessionId)}`)).deliveries,
-    advanceClock: (orgId: string, seconds: number) => sandbox('POST', `/sandbox/organisations/${orgId}/clock`, { advanceSeconds: seconds }),
+      (
+        await sandbox<{ deliveries: Delivery[] }>(
+          'GET',
+          `/sandbox/webhook-deliveries?checkoutSessionId=${encodeURIComponent(checkoutSessionId)}`,
+        )
+      ).deliveries,
+    advanceClock: (orgId: string, seconds: number) =>
+      sandbox('POST', `/sandbox/organisations/${orgId}/clock`, { advanceSeconds: seconds }),
   };
 }
 
@@ -162,10 +197,18 @@ async function startReceiver(): Promise<void> {
       } catch {
         // recorded as is; the assertions report it
       }
-      received.push({ seq: received.length + 1, receivedAt: Date.now(), path: req.url ?? '', headers: req.headers, raw, transactionId });
+      received.push({
+        seq: received.length + 1,
+        receivedAt: Date.now(),
+        path: req.url ?? '',
+        headers: req.headers,
+        raw,
+        transactionId,
+      });
       const { status, delayMs } = behaviour;
       setTimeout(() => {
-        if (!res.destroyed) res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
+        if (!res.destroyed)
+          res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
       }, delayMs);
     });
   });
@@ -184,7 +227,11 @@ interface Paid {
 }
 
 async function newOrganisation(api: ReturnType<typeof client>) {
-  const org = await api.sandbox<{ id: string; webhookSigningSecret: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>('POST', '/sandbox/organisations', {
+  const org = await api.sandbox<{
+    id: string;
+    webhookSigningSecret: string;
+    apiKeys: { test: { clientId: string; clientSecret: string } };
+  }>('POST', '/sandbox/organisations', {
     name: 'Crash test merchant',
     settlementCurrency: 'NZD',
     cardEnabled: true,
@@ -214,10 +261,14 @@ async function createCardSessions(api: ReturnType<typeof client>, token: string,
 }
 
 async function payByCard(api: ReturnType<typeof client>, sessionId: string): Promise<Paid> {
-  const done = await api.sandbox<{ session: { status: string; transactionId: string }; redirectTo: string | null }>('POST', `/sandbox/checkout-sessions/${sessionId}/attempts`, {
-    rail: 'card',
-    outcome: 'succeeded',
-  });
+  const done = await api.sandbox<{ session: { status: string; transactionId: string }; redirectTo: string | null }>(
+    'POST',
+    `/sandbox/checkout-sessions/${sessionId}/attempts`,
+    {
+      rail: 'card',
+      outcome: 'succeeded',
+    },
+  );
   expect(done.session.status).toBe('completed');
   return { sessionId, transactionId: done.session.transactionId };
 }
@@ -234,9 +285,16 @@ function expectSignedIdenticalBodies(paid: Paid, secret: string): Received[] {
     const verified = verifyWebhook(delivery.raw, header as string, secret);
     expect(verified.kind).toBe('event');
     if (verified.kind === 'event') {
-      expect(verified.event).toMatchObject({ event: 'checkout_session.completed', checkoutSessionId: paid.sessionId, transactionId: paid.transactionId });
+      expect(verified.event).toMatchObject({
+        event: 'checkout_session.completed',
+        checkoutSessionId: paid.sessionId,
+        transactionId: paid.transactionId,
+      });
     }
-    expect(delivery.raw.equals(got[0]!.raw), `delivery ${delivery.seq} body differs from the first:\n${delivery.raw}\n${got[0]!.raw}`).toBe(true);
+    expect(
+      delivery.raw.equals(got[0]!.raw),
+      `delivery ${delivery.seq} body differs from the first:\n${delivery.raw}\n${got[0]!.raw}`,
+    ).toBe(true);
   }
   return got;
 }
@@ -266,7 +324,12 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
     for (const id of sessions) paid.push(await payByCard(api, id));
 
     // Attempt 1 of each is made shortly after the attempt answer, fails with 500, and is recorded.
-    await waitFor('attempt 1 of every webhook at the receiver', () => paid.every((p) => receivedFor(p.transactionId).length === 1), 15_000, () => received.map((r) => r.transactionId));
+    await waitFor(
+      'attempt 1 of every webhook at the receiver',
+      () => paid.every((p) => receivedFor(p.transactionId).length === 1),
+      15_000,
+      () => received.map((r) => r.transactionId),
+    );
     for (const p of paid) {
       const recorded = await waitFor(
         `attempt 1 of ${p.sessionId} recorded as failed`,
@@ -276,7 +339,14 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
         },
         10_000,
       );
-      expect(recorded[0]).toMatchObject({ transactionId: p.transactionId, attempt: 1, responseStatus: 500, final: false, signed: true, url: `http://127.0.0.1:${receiverPort}/hooks` });
+      expect(recorded[0]).toMatchObject({
+        transactionId: p.transactionId,
+        attempt: 1,
+        responseStatus: 500,
+        final: false,
+        signed: true,
+        url: `http://127.0.0.1:${receiverPort}/hooks`,
+      });
     }
 
     await kill(server);
@@ -289,7 +359,12 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
     for (const p of paid) expect(receivedFor(p.transactionId), 'no delivery before the retry is due').toHaveLength(1);
 
     await api.advanceClock(org.id, 61);
-    await waitFor('attempt 2 of every webhook at the receiver', () => paid.every((p) => receivedFor(p.transactionId).length >= 2), 15_000, () => received.map((r) => r.transactionId));
+    await waitFor(
+      'attempt 2 of every webhook at the receiver',
+      () => paid.every((p) => receivedFor(p.transactionId).length >= 2),
+      15_000,
+      () => received.map((r) => r.transactionId),
+    );
     const lists = new Map<string, Delivery[]>();
     for (const p of paid) {
       lists.set(
@@ -319,13 +394,21 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
       const got = expectSignedIdenticalBodies(p, org.webhookSigningSecret);
       expect(got, `exactly two deliveries of ${p.transactionId}`).toHaveLength(2);
       const body = JSON.parse(got[0]!.raw.toString('utf8'));
-      expect(body).toEqual({ event: 'checkout_session.completed', createdAt: expect.any(String), checkoutSessionId: p.sessionId, transactionId: p.transactionId, foreignTransactionId: expect.stringMatching(/^order-\d$/) });
+      expect(body).toEqual({
+        event: 'checkout_session.completed',
+        createdAt: expect.any(String),
+        checkoutSessionId: p.sessionId,
+        transactionId: p.transactionId,
+        foreignTransactionId: expect.stringMatching(/^order-\d$/),
+      });
       expect(JSON.parse(got[1]!.raw.toString('utf8')).createdAt).toBe(body.createdAt);
     }
 
     // The merchant reads the session back: completed by card.
     for (const p of paid) {
-      const read = await api.request('GET', `/api/checkout-sessions/${p.sessionId}`, { token: await api.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret) });
+      const read = await api.request('GET', `/api/checkout-sessions/${p.sessionId}`, {
+        token: await api.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret),
+      });
       expect(read.body).toMatchObject({ status: 'completed', transactionType: 'card', transactionId: p.transactionId });
     }
     await kill(server);
@@ -358,7 +441,11 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
     let lists: Delivery[][] | undefined;
     for (const advance of [0, 61, 301]) {
       if (advance) await api.advanceClock(org.id, advance);
-      lists = await waitFor(`every webhook delivered (after advancing ${advance} s)`, async () => (await finished()) ?? false, 3000).catch(() => undefined);
+      lists = await waitFor(
+        `every webhook delivered (after advancing ${advance} s)`,
+        async () => (await finished()) ?? false,
+        3000,
+      ).catch(() => undefined);
       if (lists) break;
     }
     lists ??= await Promise.all(paid.map((p) => api.deliveries(p.sessionId)));
@@ -367,20 +454,35 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
       transactionId: p.transactionId,
       receivedBeforeRestart: beforeRestart.get(p.transactionId),
       received: receivedFor(p.transactionId).length,
-      attempts: lists![i]!.map((d) => ({ attempt: d.attempt, responseStatus: d.responseStatus, error: d.error, final: d.final })),
+      attempts: lists![i]!.map((d) => ({
+        attempt: d.attempt,
+        responseStatus: d.responseStatus,
+        error: d.error,
+        final: d.final,
+      })),
     }));
     console.info(`crash right after completion: ${JSON.stringify(summary)}`);
 
     for (const [i, p] of paid.entries()) {
       const list = lists[i]!;
       const attempts = list.map((d) => d.attempt);
-      expect(attempts, `attempt numbers of ${p.sessionId} run 1, 2, ... (${JSON.stringify(summary[i])})`).toEqual(attempts.map((_, k) => k + 1));
+      expect(attempts, `attempt numbers of ${p.sessionId} run 1, 2, ... (${JSON.stringify(summary[i])})`).toEqual(
+        attempts.map((_, k) => k + 1),
+      );
       expect(list.length, `at most three attempts for ${p.sessionId}`).toBeLessThanOrEqual(3);
-      expect(list.at(-1), `the last attempt of ${p.sessionId} succeeded and is final (${JSON.stringify(summary[i])})`).toMatchObject({ responseStatus: 200, final: true });
-      expect(list.slice(0, -1).every((d) => !d.final && d.responseStatus === null), `earlier attempts of ${p.sessionId} were interrupted, not answered`).toBe(true);
+      expect(
+        list.at(-1),
+        `the last attempt of ${p.sessionId} succeeded and is final (${JSON.stringify(summary[i])})`,
+      ).toMatchObject({ responseStatus: 200, final: true });
+      expect(
+        list.slice(0, -1).every((d) => !d.final && d.responseStatus === null),
+        `earlier attempts of ${p.sessionId} were interrupted, not answered`,
+      ).toBe(true);
       const got = expectSignedIdenticalBodies(p, org.webhookSigningSecret);
       // Every attempt is recorded before it is made: the receiver never saw more than the record.
-      expect(got.length, `deliveries received for ${p.transactionId} vs attempts recorded`).toBeLessThanOrEqual(list.length);
+      expect(got.length, `deliveries received for ${p.transactionId} vs attempts recorded`).toBeLessThanOrEqual(
+        list.length,
+      );
       expect(got.length).toBeLessThanOrEqual(3);
     }
     await kill(server);

@@ -33,16 +33,27 @@ function hookPath(behaviour?: { status: number } | { hang: true }): string {
   return path;
 }
 
-async function paidSession(org: Org, options: { rail?: 'card' | 'open_banking'; path?: string; checkoutMethod?: string; token?: string } = {}) {
+async function paidSession(
+  org: Org,
+  options: { rail?: 'card' | 'open_banking'; path?: string; checkoutMethod?: string; token?: string } = {},
+) {
   const rail = options.rail ?? 'card';
-  const body = sessionRequest({ checkoutMethod: options.checkoutMethod ?? rail, foreignTransactionId: `order-${pathCounter}`, ...(options.path ? { webhookUrl: `${receiver.url}${options.path}` } : {}) });
+  const body = sessionRequest({
+    checkoutMethod: options.checkoutMethod ?? rail,
+    foreignTransactionId: `order-${pathCounter}`,
+    ...(options.path ? { webhookUrl: `${receiver.url}${options.path}` } : {}),
+  });
   const created = await t.request('POST', '/api/checkout-sessions', { token: options.token ?? org.testToken, body });
   expect(created.status).toBe(200);
-  const paid = await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, { rail, outcome: 'succeeded' });
+  const paid = await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+    rail,
+    outcome: 'succeeded',
+  });
   return { session: created.body, paid };
 }
 
-const deliveries = (query: string) => t.sandbox('GET', `/sandbox/webhook-deliveries?${query}`).then((r) => r.deliveries as any[]);
+const deliveries = (query: string) =>
+  t.sandbox('GET', `/sandbox/webhook-deliveries?${query}`).then((r) => r.deliveries as any[]);
 const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
 
 describe('a signed delivery on completion', () => {
@@ -65,7 +76,10 @@ describe('a signed delivery on completion', () => {
     const t0 = Number(/t=(\d+)/.exec(header)![1]);
     expect(Math.abs(t0 - Date.now() / 1000)).toBeLessThan(10);
     // The project's verifier, over the exact bytes received.
-    expect(verifyWebhook(delivery!.raw, header, org.webhookSigningSecret)).toMatchObject({ kind: 'event', event: { transactionId: paid.session.transactionId } });
+    expect(verifyWebhook(delivery!.raw, header, org.webhookSigningSecret)).toMatchObject({
+      kind: 'event',
+      event: { transactionId: paid.session.transactionId },
+    });
     // Stripe's verifier of the same scheme, keyed with the whole whsec_ string.
     expect(stripe.webhooks.signature!.verifyHeader(delivery!.raw, header, org.webhookSigningSecret, 300)).toBe(true);
     expect(() => verifyWebhook(delivery!.raw, header, 'whsec_someone_else')).toThrow(SignatureMismatchError);
@@ -78,26 +92,64 @@ describe('a signed delivery on completion', () => {
     expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(1);
   });
 
-  it('sends a payment link\'s webhook with checkoutSessionId null and the link id as transactionId', async () => {
+  it("sends a payment link's webhook with checkoutSessionId null and the link id as transactionId", async () => {
     const org = await t.organisation();
     const path = hookPath();
-    const link = await t.request('POST', '/api/payment-links', { token: org.testToken, body: { amount: { total: 12 }, creditorReference: { reference: 'LINK-1' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` } });
+    const link = await t.request('POST', '/api/payment-links', {
+      token: org.testToken,
+      body: {
+        amount: { total: 12 },
+        creditorReference: { reference: 'LINK-1' },
+        redirectUrl: 'https://shop.example.com/paid',
+        checkoutMethod: 'card',
+        webhookUrl: `${receiver.url}${path}`,
+      },
+    });
     await t.sandbox('POST', `/sandbox/payment-links/${link.body.id}/attempts`, { rail: 'card', outcome: 'succeeded' });
     const [delivery] = await receiver.waitFor(path, 1);
-    expect(delivery!.body).toMatchObject({ event: 'checkout_session.completed', checkoutSessionId: null, transactionId: link.body.id, foreignTransactionId: null });
-    expect(verifyWebhook(delivery!.raw, String(delivery!.headers['service-signature']), org.webhookSigningSecret).kind).toBe('event');
+    expect(delivery!.body).toMatchObject({
+      event: 'checkout_session.completed',
+      checkoutSessionId: null,
+      transactionId: link.body.id,
+      foreignTransactionId: null,
+    });
+    expect(
+      verifyWebhook(delivery!.raw, String(delivery!.headers['service-signature']), org.webhookSigningSecret).kind,
+    ).toBe('event');
   });
 
   it('sends a legacy transaction the two-field body, unsigned', async () => {
     const org = await t.organisation();
     const path = hookPath();
-    const tx = await t.request('POST', '/api/transaction', { token: org.testToken, body: { amount: { total: 42 }, creditorReference: { reference: 'LEGACY-7' }, redirectUrl: 'https://shop.example.com/paid', checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}`, foreignTransactionId: 'legacy-7' } });
-    await t.sandbox('POST', `/sandbox/transactions/${tx.body.transactionId}/attempts`, { rail: 'card', outcome: 'succeeded' });
+    const tx = await t.request('POST', '/api/transaction', {
+      token: org.testToken,
+      body: {
+        amount: { total: 42 },
+        creditorReference: { reference: 'LEGACY-7' },
+        redirectUrl: 'https://shop.example.com/paid',
+        checkoutMethod: 'card',
+        webhookUrl: `${receiver.url}${path}`,
+        foreignTransactionId: 'legacy-7',
+      },
+    });
+    await t.sandbox('POST', `/sandbox/transactions/${tx.body.transactionId}/attempts`, {
+      rail: 'card',
+      outcome: 'succeeded',
+    });
     const [delivery] = await receiver.waitFor(path, 1);
-    expect(delivery!.raw.toString()).toBe(JSON.stringify({ transactionId: tx.body.transactionId, foreignTransactionId: 'legacy-7' }));
+    expect(delivery!.raw.toString()).toBe(
+      JSON.stringify({ transactionId: tx.body.transactionId, foreignTransactionId: 'legacy-7' }),
+    );
     expect(delivery!.headers['service-signature']).toBeUndefined();
-    expect(verifyWebhook(delivery!.raw, undefined, org.webhookSigningSecret, { allowLegacy: true }).kind).toBe('legacy');
-    expect((await deliveries(`transactionId=${tx.body.transactionId}`))[0]).toMatchObject({ attempt: 1, signed: false, responseStatus: 200, final: true });
+    expect(verifyWebhook(delivery!.raw, undefined, org.webhookSigningSecret, { allowLegacy: true }).kind).toBe(
+      'legacy',
+    );
+    expect((await deliveries(`transactionId=${tx.body.transactionId}`))[0]).toMatchObject({
+      attempt: 1,
+      signed: false,
+      responseStatus: 200,
+      final: true,
+    });
   });
 });
 
@@ -122,30 +174,34 @@ describe('attempts per rail', () => {
     [400, 1],
     [404, 1],
     [410, 1],
-  ])('card rail, receiver answers %i: %i attempt(s) in total, the retries 1 and 5 minutes apart on the org clock', async (status, expected) => {
-    const s = await scenario('card', { status });
-    await s.waitForAttempts(1);
-    // Not before the first retry is due.
-    await t.advanceClock(s.org.id, 59);
-    await settle();
-    expect(await s.list()).toHaveLength(1);
-    await t.advanceClock(s.org.id, 1);
-    if (expected > 1) await s.waitForAttempts(2);
-    await t.advanceClock(s.org.id, 299);
-    await settle();
-    expect((await s.list()).length).toBe(Math.min(expected, 2));
-    await t.advanceClock(s.org.id, 1);
-    if (expected > 2) await s.waitForAttempts(3);
-    await t.advanceClock(s.org.id, 3600);
-    await settle(400);
-    const list = await s.list();
-    expect(list.map((d) => d.attempt)).toEqual([1, 2, 3].slice(0, expected));
-    expect(list.map((d) => d.responseStatus)).toEqual(Array(expected).fill(status));
-    expect(list.map((d) => d.final)).toEqual([...Array(expected - 1).fill(false), true]);
-    const bodies = receiver.deliveries.filter((d) => d.path === s.path).map((d) => d.raw.toString());
-    expect(bodies).toHaveLength(expected);
-    expect(new Set(bodies).size).toBe(1); // identical bytes, so createdAt is identical on every attempt
-  }, 30_000);
+  ])(
+    'card rail, receiver answers %i: %i attempt(s) in total, the retries 1 and 5 minutes apart on the org clock',
+    async (status, expected) => {
+      const s = await scenario('card', { status });
+      await s.waitForAttempts(1);
+      // Not before the first retry is due.
+      await t.advanceClock(s.org.id, 59);
+      await settle();
+      expect(await s.list()).toHaveLength(1);
+      await t.advanceClock(s.org.id, 1);
+      if (expected > 1) await s.waitForAttempts(2);
+      await t.advanceClock(s.org.id, 299);
+      await settle();
+      expect((await s.list()).length).toBe(Math.min(expected, 2));
+      await t.advanceClock(s.org.id, 1);
+      if (expected > 2) await s.waitForAttempts(3);
+      await t.advanceClock(s.org.id, 3600);
+      await settle(400);
+      const list = await s.list();
+      expect(list.map((d) => d.attempt)).toEqual([1, 2, 3].slice(0, expected));
+      expect(list.map((d) => d.responseStatus)).toEqual(Array(expected).fill(status));
+      expect(list.map((d) => d.final)).toEqual([...Array(expected - 1).fill(false), true]);
+      const bodies = receiver.deliveries.filter((d) => d.path === s.path).map((d) => d.raw.toString());
+      expect(bodies).toHaveLength(expected);
+      expect(new Set(bodies).size).toBe(1); // identical bytes, so createdAt is identical on every attempt
+    },
+    30_000,
+  );
 
   it.concurrent('card rail, receiver never answers: each attempt gives up after 5 seconds, 3 in total', async () => {
     const s = await scenario('card', { hang: true });
@@ -161,17 +217,25 @@ describe('attempts per rail', () => {
     await s.waitForAttempts(3);
     for (let i = 0; i < 250 && (await s.list()).length < 3; i++) await settle(50);
     const list = await s.list();
-    expect(list.map((d) => [d.attempt, d.responseStatus, d.final])).toEqual([[1, null, false], [2, null, false], [3, null, true]]);
+    expect(list.map((d) => [d.attempt, d.responseStatus, d.final])).toEqual([
+      [1, null, false],
+      [2, null, false],
+      [3, null, true],
+    ]);
   }, 40_000);
 
-  it.concurrent.each([[500], [400], [408], [429]])('open-banking rail, receiver answers %i: one attempt, no retry', async (status) => {
-    const s = await scenario('open_banking', { status });
-    expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: status, final: true }]);
-    await t.advanceClock(s.org.id, 3600);
-    await settle(400);
-    expect(await s.list()).toHaveLength(1);
-    expect(receiver.deliveries.filter((d) => d.path === s.path)).toHaveLength(1);
-  }, 20_000);
+  it.concurrent.each([[500], [400], [408], [429]])(
+    'open-banking rail, receiver answers %i: one attempt, no retry',
+    async (status) => {
+      const s = await scenario('open_banking', { status });
+      expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: status, final: true }]);
+      await t.advanceClock(s.org.id, 3600);
+      await settle(400);
+      expect(await s.list()).toHaveLength(1);
+      expect(receiver.deliveries.filter((d) => d.path === s.path)).toHaveLength(1);
+    },
+    20_000,
+  );
 
   it.concurrent('open-banking rail, receiver never answers: one attempt that gives up after 5 seconds', async () => {
     const started = Date.now();
@@ -185,11 +249,26 @@ describe('when nothing is sent', () => {
   it('sends nothing for a declined attempt, a pending one, or without a webhookUrl', async () => {
     const org = await t.organisation();
     const path = hookPath();
-    const created = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }) });
-    await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, { rail: 'card', outcome: 'declined' });
-    await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, { rail: 'card', outcome: 'pending' });
-    const silent = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest({ checkoutMethod: 'card' }) });
-    await t.sandbox('POST', `/sandbox/checkout-sessions/${silent.body.id}/attempts`, { rail: 'card', outcome: 'succeeded' });
+    const created = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
+    });
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+      rail: 'card',
+      outcome: 'declined',
+    });
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+      rail: 'card',
+      outcome: 'pending',
+    });
+    const silent = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest({ checkoutMethod: 'card' }),
+    });
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${silent.body.id}/attempts`, {
+      rail: 'card',
+      outcome: 'succeeded',
+    });
     await settle(500);
     expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(0);
     expect(await deliveries(`checkoutSessionId=${silent.body.id}`)).toEqual([]);
@@ -198,9 +277,15 @@ describe('when nothing is sent', () => {
   it('sends nothing on expiry, and an expired session cannot be paid', async () => {
     const org = await t.organisation();
     const path = hookPath();
-    const created = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }) });
+    const created = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
+    });
     await t.advanceClock(org.id, 24 * 3600 + 1);
-    const refused = await t.request('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, { token: 'sandbox-test-token', body: { rail: 'card', outcome: 'succeeded' } });
+    const refused = await t.request('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+      token: 'sandbox-test-token',
+      body: { rail: 'card', outcome: 'succeeded' },
+    });
     expect(refused.body.error.code).toBe('invalid_state');
     await settle(400);
     expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(0);
@@ -213,7 +298,9 @@ describe('signing secret', () => {
     const path = hookPath({ status: 500 });
     const { session } = await paidSession(org, { path });
     const [first] = await receiver.waitFor(path, 1);
-    expect(verifyWebhook(first!.raw, String(first!.headers['service-signature']), org.webhookSigningSecret).kind).toBe('event');
+    expect(verifyWebhook(first!.raw, String(first!.headers['service-signature']), org.webhookSigningSecret).kind).toBe(
+      'event',
+    );
     const { webhookSigningSecret } = await t.sandbox('POST', `/sandbox/organisations/${org.id}/webhook-secret`);
     receiver.behave(path, { status: 200 });
     await t.advanceClock(org.id, 60);
@@ -240,33 +327,64 @@ describe('signing secret', () => {
 describe('the delivery history', () => {
   it('needs exactly one of transactionId and checkoutSessionId, and 404s for an unknown payment', async () => {
     expect((await t.request('GET', '/sandbox/webhook-deliveries', { token: 'sandbox-test-token' })).status).toBe(400);
-    const both = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=a&checkoutSessionId=b', { token: 'sandbox-test-token' });
+    const both = await t.request('GET', '/sandbox/webhook-deliveries?transactionId=a&checkoutSessionId=b', {
+      token: 'sandbox-test-token',
+    });
     expect(both.status).toBe(400);
     // Both are to blame: each is named, and param is null.
     expect(both.body.error.param).toBeNull();
     expect(both.body.error.details.map((d: any) => d.field)).toEqual(['transactionId', 'checkoutSessionId']);
-    expect((await t.request('GET', '/sandbox/webhook-deliveries?checkoutSessionId=cs_nope', { token: 'sandbox-test-token' })).status).toBe(404);
+    expect(
+      (await t.request('GET', '/sandbox/webhook-deliveries?checkoutSessionId=cs_nope', { token: 'sandbox-test-token' }))
+        .status,
+    ).toBe(404);
   });
 });
 
 describe('the target, checked again at delivery time after DNS resolution', () => {
-  const resolvesTo = (address: string) => ((_host: string, _opts: unknown, cb: (e: null, a: Array<{ address: string; family: number }>) => void) =>
-    cb(null, [{ address, family: address.includes(':') ? 6 : 4 }])) as never;
+  const resolvesTo = (address: string) =>
+    ((_host: string, _opts: unknown, cb: (e: null, a: Array<{ address: string; family: number }>) => void) =>
+      cb(null, [{ address, family: address.includes(':') ? 6 : 4 }])) as never;
 
-  it.each([
-    ['127.0.0.1'], ['10.1.2.3'], ['192.168.0.10'], ['169.254.169.254'], ['::1'], ['fd00::1'],
-  ])('live mode refuses a name that now resolves to %s', async (address) => {
-    const result = await sendWebhook('https://hooks.shop.example.com/webhooks', '{}', {}, 'live', 5000, resolvesTo(address));
-    expect(result).toMatchObject({ status: null, refused: true });
-  });
+  it.each([['127.0.0.1'], ['10.1.2.3'], ['192.168.0.10'], ['169.254.169.254'], ['::1'], ['fd00::1']])(
+    'live mode refuses a name that now resolves to %s',
+    async (address) => {
+      const result = await sendWebhook(
+        'https://hooks.shop.example.com/webhooks',
+        '{}',
+        {},
+        'live',
+        5000,
+        resolvesTo(address),
+      );
+      expect(result).toMatchObject({ status: null, refused: true });
+    },
+  );
 
-  it.each([['10.1.2.3'], ['169.254.169.254'], ['fd00::1']])('test mode refuses a name that now resolves to %s', async (address) => {
-    const result = await sendWebhook('https://hooks.shop.example.com/webhooks', '{}', {}, 'test', 5000, resolvesTo(address));
-    expect(result).toMatchObject({ status: null, refused: true });
-  });
+  it.each([['10.1.2.3'], ['169.254.169.254'], ['fd00::1']])(
+    'test mode refuses a name that now resolves to %s',
+    async (address) => {
+      const result = await sendWebhook(
+        'https://hooks.shop.example.com/webhooks',
+        '{}',
+        {},
+        'test',
+        5000,
+        resolvesTo(address),
+      );
+      expect(result).toMatchObject({ status: null, refused: true });
+    },
+  );
 
   it('test mode refuses http to a name that resolves off loopback', async () => {
-    const result = await sendWebhook('http://localhost.example.com/hooks', '{}', {}, 'test', 5000, resolvesTo('93.184.216.34'));
+    const result = await sendWebhook(
+      'http://localhost.example.com/hooks',
+      '{}',
+      {},
+      'test',
+      5000,
+      resolvesTo('93.184.216.34'),
+    );
     expect(result.refused).toBe(true);
   });
 

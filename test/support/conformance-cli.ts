@@ -36,9 +36,15 @@ export interface CliRun {
   result(id: string): ReportResult;
 }
 
-export function cli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export function cli(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'conformance/dist/cli.js'), ...args], { cwd: repoRoot, env: { ...process.env, NO_COLOR: '1', ...env } });
+    const child = spawn(process.execPath, [path.join(repoRoot, 'conformance/dist/cli.js'), ...args], {
+      cwd: repoRoot,
+      env: { ...process.env, NO_COLOR: '1', ...env },
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -70,6 +76,8 @@ export async function runSuite(args: string[], env: Record<string, string> = {})
 
 /** One line per failed or skipped check, for assertion messages. */
 export function explain(run: CliRun): string {
-  const lines = (run.report?.results ?? []).filter((r) => r.status !== 'passed').map((r) => `${r.id} ${r.status}: ${r.reason}`);
+  const lines = (run.report?.results ?? [])
+    .filter((r) => r.status !== 'passed')
+    .map((r) => `${r.id} ${r.status}: ${r.reason}`);
   return `exit ${run.code}\n${lines.join('\n')}\n${run.stderr.slice(0, 2000)}`;
 }

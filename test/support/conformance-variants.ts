@@ -62,7 +62,8 @@ export function signatureParts(header: string | undefined): { t: string; v1: str
   return t && v1 ? { t, v1 } : undefined;
 }
 
-export const hmac = (secret: string, t: string, body: string) => createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
+export const hmac = (secret: string, t: string, body: string) =>
+  createHmac('sha256', secret).update(`${t}.${body}`).digest('hex');
 
 /** The known secret a delivery was signed with. */
 export function secretOf(m: Message, k: Knowledge): string | undefined {
@@ -76,7 +77,11 @@ export function resign(m: Message, k: Knowledge, body: string): Message {
   const secret = secretOf(m, k);
   const parts = signatureParts(m.headers['service-signature']);
   if (!secret || !parts) return { ...m, body };
-  return { ...m, body, headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(secret, parts.t, body)}` } };
+  return {
+    ...m,
+    body,
+    headers: { ...m.headers, 'service-signature': `t=${parts.t},v1=${hmac(secret, parts.t, body)}` },
+  };
 }
 
 /** Changes the code of an error envelope, keeping doc_url consistent with it. */

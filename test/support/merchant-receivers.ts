@@ -90,7 +90,9 @@ export function positionalReceiver(secret: string): Handler {
     const [tPart, v1Part, ...rest] = (signature ?? '').split(',');
     if (rest.length > 0 || !tPart?.startsWith('t=') || !v1Part?.startsWith('v1=')) return 400;
     const t = tPart.slice(2);
-    return same(hmac(secret, `${t}.${raw.toString('utf8')}`), v1Part.slice(3)) && Date.now() / 1000 - Number(t) <= 300 ? 200 : 400;
+    return same(hmac(secret, `${t}.${raw.toString('utf8')}`), v1Part.slice(3)) && Date.now() / 1000 - Number(t) <= 300
+      ? 200
+      : 400;
   };
 }
 

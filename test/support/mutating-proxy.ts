@@ -79,7 +79,8 @@ export class Knowledge {
       const org = this.orgByClientId.get(clientId);
       if (org) this.orgByToken.set(body.accessToken, org);
     }
-    if (request.method === 'POST' && path === '/api/checkout-sessions' && typeof body.id === 'string') this.sessions.add(body.id);
+    if (request.method === 'POST' && path === '/api/checkout-sessions' && typeof body.id === 'string')
+      this.sessions.add(body.id);
   }
 }
 
@@ -87,7 +88,12 @@ export interface Mutation {
   /** Changes the request, or answers it without the server (return a Reply). */
   request?(request: Message, k: Knowledge): Message | Reply | Promise<Message | Reply>;
   /** Changes the reply. `forward` sends another request the same way (for mutations that retry). */
-  response?(request: Message, reply: Reply, k: Knowledge, forward: (m: Message) => Promise<Reply>): Reply | Promise<Reply>;
+  response?(
+    request: Message,
+    reply: Reply,
+    k: Knowledge,
+    forward: (m: Message) => Promise<Reply>,
+  ): Reply | Promise<Reply>;
   /** Runs after the reply reached the caller, when it did (the caller did not hang up). */
   after?(request: Message, reply: Reply, k: Knowledge, forward: (m: Message) => Promise<Reply>): void | Promise<void>;
 }
@@ -99,7 +105,17 @@ export interface MutatingProxy {
   close(): Promise<void>;
 }
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'host', 'upgrade', 'proxy-connection', 'te', 'trailer']);
+const HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'host',
+  'upgrade',
+  'proxy-connection',
+  'te',
+  'trailer',
+]);
 
 function forwarder(target: string) {
   const base = new URL(target);
@@ -107,24 +123,33 @@ function forwarder(target: string) {
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(m.headers)) if (!HOP_BY_HOP.has(k)) headers[k] = v;
-      if (m.body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(m.method)) headers['content-length'] = String(Buffer.byteLength(m.body));
-      const req = http.request({ host: base.hostname, port: base.port, method: m.method, path: m.url, headers, agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const out: Record<string, string> = {};
-          for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
-          resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks).toString('utf8') });
-        });
-        res.on('error', reject);
-      });
+      if (m.body.length > 0 || ['POST', 'PUT', 'PATCH'].includes(m.method))
+        headers['content-length'] = String(Buffer.byteLength(m.body));
+      const req = http.request(
+        { host: base.hostname, port: base.port, method: m.method, path: m.url, headers, agent: false },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const out: Record<string, string> = {};
+            for (const [k, v] of Object.entries(res.headers))
+              if (v !== undefined && !HOP_BY_HOP.has(k)) out[k] = Array.isArray(v) ? v.join(', ') : v;
+            resolve({ status: res.statusCode ?? 502, headers: out, body: Buffer.concat(chunks).toString('utf8') });
+          });
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(m.body);
     });
 }
 
 /** Starts a proxy on a free loopback port (or `port`) forwarding to `target`. */
-export async function startMutatingProxy(target: string, mutation: Mutation = {}, options: { knowledge?: Knowledge; port?: number } = {}): Promise<MutatingProxy> {
+export async function startMutatingProxy(
+  target: string,
+  mutation: Mutation = {},
+  options: { knowledge?: Knowledge; port?: number } = {},
+): Promise<MutatingProxy> {
   const knowledge = options.knowledge ?? new Knowledge();
   const forward = forwarder(target);
   const sockets = new Set<import('node:net').Socket>();
@@ -133,8 +158,14 @@ export async function startMutatingProxy(target: string, mutation: Mutation = {}
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(req.headers)) if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
-      const original: Message = { method: req.method ?? 'GET', url: req.url ?? '/', headers, body: Buffer.concat(chunks).toString('utf8') };
+      for (const [k, v] of Object.entries(req.headers))
+        if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(', ') : v;
+      const original: Message = {
+        method: req.method ?? 'GET',
+        url: req.url ?? '/',
+        headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      };
       try {
         const changed = mutation.request ? await mutation.request(original, knowledge) : original;
         let reply: Reply;
@@ -147,10 +178,12 @@ export async function startMutatingProxy(target: string, mutation: Mutation = {}
         if (res.destroyed || req.socket.destroyed) return;
         res.writeHead(reply.status, { ...reply.headers, 'content-length': String(Buffer.byteLength(reply.body)) });
         res.end(reply.body, () => {
-          if (mutation.after) void Promise.resolve(mutation.after(original, reply, knowledge, forward)).catch(() => undefined);
+          if (mutation.after)
+            void Promise.resolve(mutation.after(original, reply, knowledge, forward)).catch(() => undefined);
         });
       } catch (error) {
-        if (!res.headersSent && !res.destroyed) res.writeHead(502, { 'content-type': 'text/plain' }).end(`proxy: ${String(error)}`);
+        if (!res.headersSent && !res.destroyed)
+          res.writeHead(502, { 'content-type': 'text/plain' }).end(`proxy: ${String(error)}`);
       }
     });
   });

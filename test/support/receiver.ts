@@ -61,7 +61,8 @@ export async function startReceiver(): Promise<Receiver> {
       for (;;) {
         const got = deliveries.filter((d) => d.path === path);
         if (got.length >= count) return got;
-        if (Date.now() - started > timeoutMs) throw new Error(`expected ${count} deliveries to ${path} within ${timeoutMs} ms, got ${got.length}`);
+        if (Date.now() - started > timeoutMs)
+          throw new Error(`expected ${count} deliveries to ${path} within ${timeoutMs} ms, got ${got.length}`);
         await new Promise((r) => setTimeout(r, 25));
       }
     },

@@ -31,7 +31,10 @@ export interface RequestOptions {
 }
 
 const descriptions = { api: loadDescription('openapi'), sandbox: loadDescription('sandbox') };
-const validators = { api: createValidator(descriptions.api, 'server-openapi.json'), sandbox: createValidator(descriptions.sandbox, 'server-sandbox.json') };
+const validators = {
+  api: createValidator(descriptions.api, 'server-openapi.json'),
+  sandbox: createValidator(descriptions.sandbox, 'server-sandbox.json'),
+};
 
 /** The path template of the description that a concrete path matches. */
 function templateFor(doc: Json, path: string): string | undefined {
@@ -50,19 +53,27 @@ export function contractProblems(method: string, path: string, answer: Answer): 
   const operation = doc.paths[template][method.toLowerCase()];
   if (!operation) return [`${method} ${path}: no such operation in the description`];
   const status = String(answer.status);
-  if (!operation.responses[status]) return [`${method} ${template}: status ${status} is not documented (${answer.text.slice(0, 200)})`];
+  if (!operation.responses[status])
+    return [`${method} ${template}: status ${status} is not documented (${answer.text.slice(0, 200)})`];
   const contentType = answer.headers.get('content-type') ?? '';
-  if (!contentType.startsWith('application/json')) return [`${method} ${template} ${status}: content-type ${contentType} is not application/json`];
+  if (!contentType.startsWith('application/json'))
+    return [`${method} ${template} ${status}: content-type ${contentType} is not application/json`];
   let pointer = `/paths/${escapePointer(template)}/${method.toLowerCase()}/responses/${status}`;
   const response = operation.responses[status];
   if (response.$ref) pointer = response.$ref.slice(1);
   const validate = validators[which](`${pointer}/content/application~1json/schema`);
-  if (!validate(answer.body)) return [`${method} ${template} ${status}: body does not match the schema: ${JSON.stringify(validate.errors)}`];
+  if (!validate(answer.body))
+    return [`${method} ${template} ${status}: body does not match the schema: ${JSON.stringify(validate.errors)}`];
   return [];
 }
 
 /** One HTTP request to a server at `baseUrl`, its answer checked against the description. */
-export async function checkedRequest<T = any>(baseUrl: string, method: string, path: string, options: RequestOptions = {}): Promise<Answer<T>> {
+export async function checkedRequest<T = any>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  options: RequestOptions = {},
+): Promise<Answer<T>> {
   const headers: Record<string, string> = { ...(options.headers ?? {}) };
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   let body: string | undefined = options.rawBody;
@@ -93,12 +104,21 @@ export async function checkedRequest<T = any>(baseUrl: string, method: string, p
  * A request whose header lines go out exactly as listed (name, value, name, value, …),
  * repeats included: fetch would join a repeated name into one line. Host is added.
  */
-export function requestWithHeaderLines(baseUrl: string, method: string, path: string, lines: string[], body?: string): Promise<{ status: number; text: string }> {
+export function requestWithHeaderLines(
+  baseUrl: string,
+  method: string,
+  path: string,
+  lines: string[],
+  body?: string,
+): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
     const headers = ['host', new URL(baseUrl).host, ...lines];
     const req = http.request(`${baseUrl}${path}`, { method, headers }, (res) => {
       let text = '';
-      res.setEncoding('utf8').on('data', (chunk) => (text += chunk)).on('end', () => resolve({ status: res.statusCode!, text }));
+      res
+        .setEncoding('utf8')
+        .on('data', (chunk) => (text += chunk))
+        .on('end', () => resolve({ status: res.statusCode!, text }));
     });
     req.on('error', reject).end(body);
   });
@@ -142,7 +162,8 @@ export async function startTestServer(options: ServerOptions = {}): Promise<Test
   });
   const url = server.url;
 
-  const request = <T>(method: string, path: string, options: RequestOptions = {}) => checkedRequest<T>(url, method, path, options);
+  const request = <T>(method: string, path: string, options: RequestOptions = {}) =>
+    checkedRequest<T>(url, method, path, options);
 
   async function sandbox<T>(method: string, path: string, body?: unknown): Promise<T> {
     const answer = await request<T>(method, path, { token: SANDBOX_TOKEN, body });
