@@ -106,15 +106,13 @@ const TARGETS = {
 
 /** Fraction (0–1) of all CPUs' time spent busy over `ms`: other work makes the numbers noisy. */
 const cpuTotals = () =>
-  os
-    .cpus()
-    .reduce(
-      (acc, { times }) => ({
-        idle: acc.idle + times.idle,
-        all: acc.all + times.user + times.nice + times.sys + times.irq + times.idle,
-      }),
-      { idle: 0, all: 0 },
-    );
+  os.cpus().reduce(
+    (acc, { times }) => ({
+      idle: acc.idle + times.idle,
+      all: acc.all + times.user + times.nice + times.sys + times.irq + times.idle,
+    }),
+    { idle: 0, all: 0 },
+  );
 
 async function cpuBusy(ms: number): Promise<number> {
   const a = cpuTotals();

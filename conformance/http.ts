@@ -139,7 +139,7 @@ export async function send(
   }
   rememberFromJson(json);
   const responseHeaders: Record<string, string> = {};
-  response.headers.forEach((value, name) => (responseHeaders[name] = value));
+  for (const [name, value] of response.headers) responseHeaders[name] = value;
   return {
     request: { method, url, headers, ...(body !== undefined ? { body } : {}) },
     status: response.status,

@@ -14,7 +14,7 @@ import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
 import { runChecks } from './runner.ts';
-import { failsRun, SetupError, type Report } from './types.ts';
+import { failsRun, SetupError, type Report, type Result } from './types.ts';
 
 export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
 
@@ -149,7 +149,7 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);
   const startedAt = new Date();
   if (consoleOn) reporter.start(baseUrl);
-  let results;
+  let results: Result[];
   try {
     results = await runChecks(run, checks, {
       concurrency: options.concurrency,

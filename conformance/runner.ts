@@ -3,7 +3,7 @@
  * so they cannot disturb each other), then the `after` checks that judge everything the
  * main ones saw. Each check ends passed, failed (with a reason and evidence) or skipped.
  */
-import { CheckContext, RunContext } from './context.ts';
+import { CheckContext, type RunContext } from './context.ts';
 import { evidenceOf, redact } from './http.ts';
 import { CheckFailure, CheckSkipped, type Check, type Result } from './types.ts';
 

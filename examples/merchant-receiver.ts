@@ -25,6 +25,7 @@ import {
   createPaymentClient,
   verifyWebhook,
   type PaymentClient,
+  type VerifiedWebhook,
 } from '@payment-service/client';
 
 export interface Shop {
@@ -116,7 +117,7 @@ export async function handleDelivery(
   rawBody: Buffer,
   signatureHeader: string | undefined,
 ): Promise<{ status: number; outcome: string }> {
-  let verified;
+  let verified: VerifiedWebhook;
   try {
     verified = verifyWebhook(rawBody, signatureHeader, shop.signingSecret);
   } catch (error) {
@@ -169,7 +170,12 @@ export async function reconcile(shop: Shop): Promise<string[]> {
 }
 
 async function main() {
-  const env = (name: string) => process.env[name] ?? (console.error(`Set ${name}.`), process.exit(2));
+  const env = (name: string): string => {
+    const value = process.env[name];
+    if (value !== undefined) return value;
+    console.error(`Set ${name}.`);
+    process.exit(2);
+  };
   const shop: Shop = {
     client: createPaymentClient({
       baseUrl: env('PAYMENT_BASE_URL'),

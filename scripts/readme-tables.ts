@@ -2,11 +2,13 @@
  * The reference tables of the package READMEs, written from their sources so that they
  * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` flags
  * (conformance/program.ts) and its checks (the registry). Each table sits between
- * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README.
+ * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README, laid out by the
+ * formatter that `npm test` holds every file to (Biome).
  *
  *   npm run readme            rewrite the tables
  *   npm run readme -- --check fail (exit 1) when a README's table is stale
  */
+import { execFileSync } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,6 +85,10 @@ async function main(): Promise<void> {
       if (from < 0 || to < from) throw new Error(`${readme}: no ${start} … ${end} block`);
       after = `${after.slice(0, from + start.length)}\n${t.render()}\n${after.slice(to)}`;
     }
+    after = execFileSync(path.join(root, 'node_modules/.bin/biome'), ['format', `--stdin-file-path=${file}`], {
+      input: after,
+      encoding: 'utf8',
+    });
     if (after === before) continue;
     if (check) stale.push(readme);
     else await writeFile(file, after);

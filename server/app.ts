@@ -26,7 +26,6 @@ import { isJson, mediaType, parseBody } from './http/body.ts';
 import {
   ApiError,
   errorJson,
-  isTokenRequest,
   methodNotAllowed,
   TOKEN_PATH,
   validationFailed,
@@ -127,7 +126,18 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     options.logger ??
     (pretty
       ? pino({ level }, await prettyStderr())
-      : pino({ level, hooks: { streamWrite: (line) => ((unwritten = true), line) } }, destination));
+      : pino(
+          {
+            level,
+            hooks: {
+              streamWrite: (line) => {
+                unwritten = true;
+                return line;
+              },
+            },
+          },
+          destination,
+        ));
   const logFlush = destination
     ? setInterval(() => {
         if (!unwritten) return;

@@ -191,7 +191,10 @@ const holders = new Map<number, CommitHold>();
 
 function rewind(message: RewindMessage): void {
   const holder = holders.get(message.watchId);
-  if (message.type === 'release') return holder?.release();
+  if (message.type === 'release') {
+    holder?.release();
+    return;
+  }
   holder?.hold();
   worker?.postMessage({ type: 'held', watchId: message.watchId });
 }

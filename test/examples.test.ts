@@ -25,7 +25,7 @@ function mediaSamples(doc: Json, mediaPointer: string, where: string): Sample[] 
   const schemaPointer = `${mediaPointer}/schema`;
   const samples: Sample[] = [];
   if (media.example !== undefined) samples.push({ where, schemaPointer, value: media.example });
-  for (const [name, example] of Object.entries<any>(media.examples ?? {})) {
+  for (const name of Object.keys(media.examples ?? {})) {
     const target = pointerGet(doc, follow(doc, `${mediaPointer}/examples/${escapePointer(name)}`));
     samples.push({ where: `${where} example "${name}"`, schemaPointer, value: target.value });
   }

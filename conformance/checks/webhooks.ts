@@ -12,7 +12,6 @@
  */
 import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
 import type { CheckContext, Hook, Org } from '../context.ts';
-import { sessionBody } from '../context.ts';
 import { attemptsOf, type Behaviour, type Delivery } from '../receiver.ts';
 import { CheckFailure, CheckSkipped, type Check } from '../types.ts';
 

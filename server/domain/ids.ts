@@ -36,7 +36,9 @@ function randomBytes16(): Uint8Array {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  return pool.subarray(poolOffset, (poolOffset += 16));
+  const start = poolOffset;
+  poolOffset += 16;
+  return pool.subarray(start, poolOffset);
 }
 
 export const newTransactionId = (): string => uuidv7({ random: randomBytes16() });

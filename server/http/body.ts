@@ -50,7 +50,7 @@ export function inexactNumbers(text: string): ErrorDetail[] {
     if (isLosslessNumber(value)) {
       if (!readsExactly(value.value)) refuse(path.join('.'));
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => visit(item, [...path, String(i)]));
+      for (const [i, item] of value.entries()) visit(item, [...path, String(i)]);
     } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) visit(item, [...path, key]);
     }

@@ -64,7 +64,10 @@ export class LeanRouter {
     const byPath = new Map<string, Map<string, Operation>>();
     for (const operation of operations) {
       let methods = byPath.get(operation.path);
-      if (!methods) byPath.set(operation.path, (methods = new Map()));
+      if (!methods) {
+        methods = new Map();
+        byPath.set(operation.path, methods);
+      }
       // The library takes the first operation for a path and method.
       if (!methods.has(operation.method)) methods.set(operation.method, operation);
       this.compiled.set(operation, compile(operation));

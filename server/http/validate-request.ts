@@ -29,7 +29,7 @@ export function leanValidateRequest(
     const result: ValidationResult<Request> = { valid: true, coerced, errors };
     const operation =
       given === undefined ? router.matchOperation(req) : typeof given === 'string' ? router.getOperation(given) : given;
-    if (!operation || !operation.operationId) throw new Error('Unknown operation');
+    if (!operation?.operationId) throw new Error('Unknown operation');
     const validators = validator.getRequestValidatorsForOperation(operation.operationId) || [];
     const { params, query, headers, cookies, requestBody } = router.parseRequest(req, operation);
 

@@ -28,7 +28,7 @@ function fieldOf(error: ErrorObject): string {
 
 function describe(error: ErrorObject, field: string): [name: string, message: string] {
   const subject = field || 'The request body';
-  const p = error.params as Record<string, any>;
+  const p = error.params as Record<string, unknown>;
   switch (error.keyword) {
     case 'required':
       return ['required', `${subject} is required`];

@@ -6,7 +6,7 @@ import { sql, type Kysely, type Migration, type MigrationProvider } from 'kysely
 
 const migrations: Record<string, Migration> = {
   '0001_initial': {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema
         .createTable('settings')
         .addColumn('key', 'text', (c) => c.primaryKey())
@@ -84,7 +84,7 @@ const migrations: Record<string, Migration> = {
     },
   },
   '0002_lifecycle_and_webhooks': {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.alterTable('payments').addColumn('completed_at', 'integer').execute();
       await db.schema
         .createTable('webhook_outbox')
@@ -129,7 +129,7 @@ const migrations: Record<string, Migration> = {
   // Which create a key was used on: the same key on another create endpoint is another
   // request. Records written before this migration have none and match any endpoint.
   '0003_idempotency_kind': {
-    async up(db: Kysely<any>) {
+    async up(db: Kysely<unknown>) {
       await db.schema.alterTable('idempotency_keys').addColumn('kind', 'text').execute();
     },
   },

@@ -244,7 +244,7 @@ function precompile<A extends unknown[]>(
   const statement = database.prepare(text);
   const bind = (args: A) => positions.map((at, i) => (at >= 0 ? args[at] : parameters[i]));
   return {
-    get: (...args: A) => statement.get(...bind(args)) as any,
+    get: (...args: A): unknown => statement.get(...bind(args)),
     run: (...args: A) => statement.run(...bind(args)),
   };
 }
@@ -563,7 +563,7 @@ export class SqliteStore implements Store {
       }
       return;
     }
-    batch.forEach((item, i) => item.resolve(holders[i]));
+    for (const [i, item] of batch.entries()) item.resolve(holders[i]);
   }
 
   /**
@@ -608,7 +608,7 @@ export class SqliteStore implements Store {
     const key = `${orgId}\u0000${sessionId}`;
     const cached = this.sessionCache.get(key);
     if (cached) return cached;
-    const row = this.queries.paymentBySession.get(orgId, sessionId);
+    const row = this.queries.paymentBySession.get(orgId, sessionId) as Selectable<PaymentsTable> | undefined;
     if (!row) return undefined;
     const payment = Object.freeze(toPayment(row));
     if (this.sessionCache.size >= SESSION_CACHE_SIZE) {

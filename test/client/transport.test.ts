@@ -371,7 +371,7 @@ describe('agreement with the description', () => {
   it("the client's README shows the integration example exactly as it is type-checked", () => {
     const readme = readFileSync(new URL('../../client/README.md', import.meta.url), 'utf8');
     const example = readFileSync(new URL('../../examples/integration.ts', import.meta.url), 'utf8');
-    expect(readme).toContain('```ts\n' + example + '```');
+    expect(readme).toContain(`\`\`\`ts\n${example}\`\`\``);
   });
 
   it.each([

@@ -247,7 +247,7 @@ const mutants: Mutant[] = [
     api: {
       request: (m) => {
         const body = isCreate(m) ? parse(m.body) : undefined;
-        if (!body?.creditorReference?.reference || body.creditorReference.reference.length !== 13) return m;
+        if (body?.creditorReference?.reference?.length !== 13) return m;
         body.creditorReference.reference = body.creditorReference.reference.slice(0, 12);
         return { ...m, body: JSON.stringify(body) };
       },

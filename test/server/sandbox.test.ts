@@ -11,7 +11,7 @@ afterAll(() => t.close());
 
 describe('sandbox API', () => {
   it('refuses a missing or wrong sandbox token with 401 unauthorized in the envelope', async () => {
-    for (const token of [undefined, 'wrong', SANDBOX_TOKEN + 'x']) {
+    for (const token of [undefined, 'wrong', `${SANDBOX_TOKEN}x`]) {
       const answer = await t.request('POST', '/sandbox/organisations', {
         token,
         body: { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },

@@ -5,7 +5,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { verifyWebhook } from '../../client/webhooks.ts';
+import { type VerifiedWebhook, verifyWebhook } from '../../client/webhooks.ts';
 
 export interface MerchantReceiver {
   url: string;
@@ -40,7 +40,7 @@ export async function startMerchantReceiver(handle: Handler): Promise<MerchantRe
 export function correctReceiver(secret: string, options: { allowLegacy: boolean }): Handler {
   const seen = new Set<string>();
   return (raw, signature) => {
-    let verified;
+    let verified: VerifiedWebhook;
     try {
       verified = verifyWebhook(raw, signature, secret, { allowLegacy: options.allowLegacy });
     } catch {
