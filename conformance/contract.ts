@@ -10,12 +10,11 @@ import { createRequire } from 'node:module';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { decimalMultipleOf } from '@payment-service/client/decimal';
-import type { Exchange } from './http.ts';
-
-type Json = Record<string, any>;
+import type { Exchange } from './exchange.ts';
+import { at, isObject, type JsonObject } from './json.ts';
 const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => Ajv2020;
 
-export const description: Json = JSON.parse(
+export const description: JsonObject = JSON.parse(
   readFileSync(createRequire(import.meta.url).resolve('@payment-service/contract/openapi.json'), 'utf8'),
 );
 const DOC_ID = 'conformance-openapi.json';
@@ -41,17 +40,18 @@ export function validatorAt(pointer: string): ValidateFunction {
   return validate;
 }
 
-function pointerGet(doc: Json, pointer: string): any {
-  return pointer
+function pointerGet(doc: unknown, pointer: string): unknown {
+  const keys = pointer
     .split('/')
     .slice(1)
-    .reduce((at: any, key) => at?.[decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+    .map((key) => decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~'));
+  return at(doc, ...keys);
 }
 
 const escapePointer = (key: string) => key.replace(/~/g, '~0').replace(/\//g, '~1');
 
-const resolve = (node: any): any =>
-  node && typeof node.$ref === 'string' && node.$ref.startsWith('#')
+const resolve = (node: unknown): unknown =>
+  isObject(node) && typeof node.$ref === 'string' && node.$ref.startsWith('#')
     ? resolve(pointerGet(description, node.$ref.slice(1)))
     : node;
 
@@ -59,30 +59,30 @@ const resolve = (node: any): any =>
  * Is any schema on the way from `schema` to the value at `segments` marked x-assumption?
  * (ajv's schemaPath is relative to the last $ref, so the way is walked along the value.)
  */
-function assumedAlong(schema: any, segments: string[], depth = 0): boolean {
+function assumedAlong(schema: unknown, segments: string[], depth = 0): boolean {
   const node = resolve(schema);
-  if (!node || typeof node !== 'object' || depth > 40) return false;
+  if (!isObject(node) || depth > 40) return false;
   if (node['x-assumption'] === true) return true;
   for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
-    if (Array.isArray(node[key]) && node[key].some((member: any) => assumedAlong(member, segments, depth + 1)))
-      return true;
+    const members = node[key];
+    if (Array.isArray(members) && members.some((member) => assumedAlong(member, segments, depth + 1))) return true;
   }
   if (segments.length === 0) return false;
   const [head, ...rest] = segments as [string, ...string[]];
   const next =
-    node.properties?.[head] ??
+    at(node, 'properties', head) ??
     (/^\d+$/.test(head) ? node.items : undefined) ??
-    (typeof node.additionalProperties === 'object' ? node.additionalProperties : undefined);
+    (isObject(node.additionalProperties) ? node.additionalProperties : undefined);
   return next !== undefined && assumedAlong(next, rest, depth + 1);
 }
 
-function underAssumption(schema: any, error: ErrorObject): boolean {
-  if ((error.parentSchema as any)?.['x-assumption'] === true) return true;
+function underAssumption(schema: unknown, error: ErrorObject): boolean {
+  if (at(error.parentSchema, 'x-assumption') === true) return true;
   const segments = error.instancePath
     .split('/')
     .slice(1)
     .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (error.keyword === 'required') segments.push(String((error.params as any).missingProperty));
+  if (error.keyword === 'required') segments.push(String(at(error.params, 'missingProperty')));
   return assumedAlong(schema, segments);
 }
 
@@ -94,10 +94,10 @@ export interface ContractProblem {
 }
 
 /** The path template of the description a concrete path matches. */
+const paths = isObject(description.paths) ? description.paths : {};
+
 function templateFor(path: string): string | undefined {
-  return Object.keys(description.paths).find((template) =>
-    new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path),
-  );
+  return Object.keys(paths).find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
 }
 
 function describeErrors(errors: ErrorObject[]): string {
@@ -113,29 +113,30 @@ export function contractProblems(exchange: Exchange): ContractProblem[] {
   const url = new URL(exchange.request.url);
   const template = templateFor(url.pathname.replace(/^.*?(?=\/api\/)/, ''));
   const method = exchange.request.method.toLowerCase();
-  const operation = template ? description.paths[template]?.[method] : undefined;
-  if (!template || !operation) return [];
+  const operation = template ? at(paths, template, method) : undefined;
+  if (!template || !isObject(operation)) return [];
   const where = `${exchange.request.method} ${template}`;
   // A whole operation marked x-assumption (payment links, legacy transactions: shapes the
   // document does not show) is our modelling: every problem on it is at level assumption.
-  const operationAssumed = operation['x-assumption'] === true || description.paths[template]?.['x-assumption'] === true;
+  const operationAssumed = operation['x-assumption'] === true || at(paths, template, 'x-assumption') === true;
   const responseKey = String(exchange.status);
-  let response = operation.responses[responseKey];
-  if (!response)
+  const responses = isObject(operation.responses) ? operation.responses : {};
+  let response = responses[responseKey];
+  if (!isObject(response))
     return [
       {
         kind: 'status',
         level: operationAssumed ? 'assumption' : 'must',
-        message: `${where} answered ${exchange.status}, which is not documented (documented: ${Object.keys(operation.responses).join(', ')})`,
+        message: `${where} answered ${exchange.status}, which is not documented (documented: ${Object.keys(responses).join(', ')})`,
         exchange,
       },
     ];
   let pointer = `/paths/${escapePointer(template)}/${method}/responses/${responseKey}`;
-  if (response.$ref) {
-    pointer = String(response.$ref).slice(1);
+  if (typeof response.$ref === 'string') {
+    pointer = response.$ref.slice(1);
     response = pointerGet(description, pointer);
   }
-  const responseAssumed = operationAssumed || response['x-assumption'] === true;
+  const responseAssumed = operationAssumed || at(response, 'x-assumption') === true;
   const contentType = exchange.headers['content-type'] ?? '';
   if (!/^application\/json\b/i.test(contentType)) {
     return [

@@ -1,26 +1,11 @@
 /**
- * One HTTP exchange with the target, kept whole so a failure can show the request, the
- * response and a curl line that reproduces it.
+ * Requests to the target, each kept whole as an Exchange, and what a report shows of one:
+ * the request and the response as text, and a curl line that reproduces it, every secret
+ * replaced by a placeholder.
  */
-import type { Evidence } from './types.ts';
-
-export interface SentRequest {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body?: string;
-}
-
-export interface Exchange {
-  request: SentRequest;
-  status: number;
-  headers: Record<string, string>;
-  text: string;
-  /** The parsed JSON body, or undefined when the body is not JSON. */
-  json: any;
-  /** Id of the check that made it (for the response conformance checks). */
-  checkId: string;
-}
+import type { Exchange, SentRequest } from './exchange.ts';
+import type { Evidence } from './outcome.ts';
+import { PLACEHOLDERS, type Redactor } from './redact.ts';
 
 export interface RequestOptions {
   token?: string;
@@ -37,78 +22,13 @@ export interface RequestOptions {
   signal?: AbortSignal;
 }
 
-// ---- secrets never reach evidence: placeholders instead of credentials ----
-
-type Placeholder = '$SANDBOX_TOKEN' | '$TOKEN' | '$CLIENT_SECRET' | '$WEBHOOK_SECRET' | '$ACCESS_TOKEN';
-/** Every secret value the suite has sent or received, with the placeholder shown instead. */
-const knownSecrets = new Map<string, Placeholder>();
-let sandboxToken: string | undefined;
-
-/** Remembers a secret value so it is replaced wherever it appears in evidence or reasons. */
-export function rememberSecret(value: unknown, placeholder: Placeholder): void {
-  if (typeof value === 'string' && value.length >= 6 && !knownSecrets.has(value)) knownSecrets.set(value, placeholder);
-}
-
-export function rememberSandboxToken(token: string | undefined): void {
-  sandboxToken = token;
-  rememberSecret(token, '$SANDBOX_TOKEN');
-}
-
-/** JSON keys whose values are secrets, and what is shown instead. */
-const SECRET_KEYS: Record<string, Placeholder> = {
-  clientSecret: '$CLIENT_SECRET',
-  webhookSigningSecret: '$WEBHOOK_SECRET',
-  accessToken: '$ACCESS_TOKEN',
-};
-
-function rememberFromJson(value: unknown, depth = 0): void {
-  if (!value || typeof value !== 'object' || depth > 6) return;
-  for (const [key, inner] of Object.entries(value)) {
-    if (key in SECRET_KEYS) rememberSecret(inner, SECRET_KEYS[key]!);
-    else rememberFromJson(inner, depth + 1);
-  }
-}
-
-/** An Authorization value with its credentials replaced by a placeholder. */
-export function redactAuthorization(value: string): string {
-  const match = /^(\S+)(\s+)([\s\S]*)$/.exec(value);
-  if (!match) return '$CREDENTIALS';
-  const [, scheme, space, rest] = match as unknown as [string, string, string, string];
-  if (/^bearer$/i.test(scheme)) {
-    const inner = /^(bearer\s+)([\s\S]*)$/i.exec(rest);
-    const token = inner ? inner[2]! : rest;
-    const placeholder = sandboxToken !== undefined && token === sandboxToken ? '$SANDBOX_TOKEN' : '$TOKEN';
-    return `${scheme}${space}${inner ? inner[1] : ''}${placeholder}`;
-  }
-  return `${scheme}${space}$CREDENTIALS`;
-}
-
-/** Replaces every known secret value, and the values of secret JSON or form fields, in a text. */
-export function redact(text: string): string {
-  let out = text;
-  for (const [key, placeholder] of Object.entries(SECRET_KEYS)) {
-    out = out.replace(new RegExp(`("${key}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g'), `$1"${placeholder}"`);
-    out = out.replace(new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s]*`, 'g'), `$1${placeholder}`);
-  }
-  // Longest first, so a secret containing another is replaced whole.
-  for (const [value, placeholder] of [...knownSecrets].sort((a, b) => b[0].length - a[0].length))
-    out = out.split(value).join(placeholder);
-  return out;
-}
-
-function redactedHeaders(headers: Record<string, string>): [string, string][] {
-  return Object.entries(headers).map(([name, value]) => [
-    name,
-    name.toLowerCase() === 'authorization' ? redactAuthorization(value) : redact(value),
-  ]);
-}
-
 export async function send(
   baseUrl: string,
   method: string,
   path: string,
   options: RequestOptions,
   checkId: string,
+  redactor: Redactor,
 ): Promise<Exchange> {
   const headers: Record<string, string> = {};
   let body: string | undefined;
@@ -124,9 +44,7 @@ export async function send(
   if (options.token !== undefined) headers.authorization = `Bearer ${options.token}`;
   Object.assign(headers, options.headers ?? {});
   const url = baseUrl.replace(/\/+$/, '') + path;
-  if (options.form?.clientSecret !== undefined) rememberSecret(options.form.clientSecret, '$CLIENT_SECRET');
-  const bearer = /^Bearer\s+(\S+)$/i.exec(headers.authorization ?? '')?.[1];
-  if (bearer && bearer !== sandboxToken) rememberSecret(bearer, '$ACCESS_TOKEN');
+  redactor.rememberFromRequest(headers, options.form);
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 20_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const response = await fetch(url, { method, headers, body, signal });
@@ -137,7 +55,7 @@ export async function send(
   } catch {
     json = undefined;
   }
-  rememberFromJson(json);
+  redactor.rememberFromJson(json);
   const responseHeaders: Record<string, string> = {};
   for (const [name, value] of response.headers) responseHeaders[name] = value;
   return {
@@ -150,43 +68,45 @@ export async function send(
   };
 }
 
-const PLACEHOLDER = /\$(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_TOKEN|CREDENTIALS)\b/;
+const PLACEHOLDER = new RegExp(`\\$(${PLACEHOLDERS.join('|')})\\b`);
+const NOT_PLACEHOLDER = new RegExp(`\\$(?!(${PLACEHOLDERS.join('|')})\\b)`, 'g');
 
 /**
  * Quotes a word for a POSIX shell: single quotes, or double quotes when it holds a
- * placeholder ($TOKEN...), so the reader's shell variable fills it in.
+ * placeholder ($TOKEN...), so that the reader's shell variable fills it in.
  */
-function shellQuote(word: string): string {
+export function shellQuote(word: string): string {
   if (!PLACEHOLDER.test(word)) return `'${word.replace(/'/g, `'\\''`)}'`;
-  const escaped = word
-    .replace(/["\\`]/g, '\\$&')
-    .replace(/\$(?!(SANDBOX_TOKEN|TOKEN|CLIENT_SECRET|WEBHOOK_SECRET|ACCESS_TOKEN|CREDENTIALS)\b)/g, '\\$');
-  return `"${escaped}"`;
+  return `"${word.replace(/["\\`]/g, '\\$&').replace(NOT_PLACEHOLDER, '\\$')}"`;
 }
 
-/** A curl line that reproduces the request, credentials replaced by shell variables. */
-export function curlOf(request: SentRequest): string {
-  const parts = ['curl', '-sS', '-i', '-X', request.method, shellQuote(redact(request.url))];
-  for (const [name, value] of redactedHeaders(request.headers)) parts.push('-H', shellQuote(`${name}: ${value}`));
-  if (request.body !== undefined) parts.push('--data-raw', shellQuote(redact(request.body)));
+/** A curl line that reproduces the request, credentials replaced by shell variables: redacted once, then quoted. */
+export function curlOf(request: SentRequest, redactor: Redactor): string {
+  const parts = ['curl', '-sS', '-i', '-X', request.method, shellQuote(redactor.text(request.url))];
+  for (const [name, value] of redactor.headers(request.headers)) parts.push('-H', shellQuote(`${name}: ${value}`));
+  if (request.body !== undefined) parts.push('--data-raw', shellQuote(redactor.text(request.body)));
   return parts.join(' ');
 }
 
-export function requestText(request: SentRequest): string {
-  const { pathname, search } = new URL(request.url);
-  const lines = [`${request.method} ${redact(`${pathname}${search}`)} HTTP/1.1`, `host: ${new URL(request.url).host}`];
-  for (const [name, value] of redactedHeaders(request.headers)) lines.push(`${name}: ${value}`);
-  return `${lines.join('\n')}\n\n${redact(request.body ?? '')}`.trimEnd();
+export function requestText(request: SentRequest, redactor: Redactor): string {
+  const { pathname, search, host } = new URL(request.url);
+  const lines = [`${request.method} ${redactor.text(`${pathname}${search}`)} HTTP/1.1`, `host: ${host}`];
+  for (const [name, value] of redactor.headers(request.headers)) lines.push(`${name}: ${value}`);
+  return `${lines.join('\n')}\n\n${redactor.text(request.body ?? '')}`.trimEnd();
 }
 
-export function responseText(exchange: Pick<Exchange, 'status' | 'headers' | 'text'>): string {
+export function responseText(exchange: Pick<Exchange, 'status' | 'headers' | 'text'>, redactor: Redactor): string {
   const lines = [`HTTP/1.1 ${exchange.status}`];
-  for (const [name, value] of redactedHeaders(exchange.headers)) lines.push(`${name}: ${value}`);
-  const text = redact(exchange.text);
+  for (const [name, value] of redactor.headers(exchange.headers)) lines.push(`${name}: ${value}`);
+  const text = redactor.text(exchange.text);
   const body = text.length > 4000 ? `${text.slice(0, 4000)}… (${text.length} bytes)` : text;
   return `${lines.join('\n')}\n\n${body}`.trimEnd();
 }
 
-export function evidenceOf(exchange: Exchange): Evidence {
-  return { request: requestText(exchange.request), response: responseText(exchange), curl: curlOf(exchange.request) };
+export function evidenceOf(exchange: Exchange, redactor: Redactor): Evidence {
+  return {
+    request: requestText(exchange.request, redactor),
+    response: responseText(exchange, redactor),
+    curl: curlOf(exchange.request, redactor),
+  };
 }

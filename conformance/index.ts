@@ -1,11 +1,27 @@
 /**
  * The conformance suite as a library: `runConformance` runs the same checks as
- * `payment-conformance run` and returns the report instead of printing it (unless asked).
+ * `payment-conformance run` and returns the report instead of printing it (unless asked),
+ * and the types a target adapter is written against.
  */
+import type { TargetAdapter } from './adapter.ts';
 import { execute, type REPORTERS, type RunOutcome } from './run.ts';
 
-export { SetupError } from './types.ts';
-export type { Evidence, Level, Report, Result, Status } from './types.ts';
+export type {
+  AdapterFactory,
+  AttemptTarget,
+  Capability,
+  CreatedOrganisation,
+  Credentials,
+  Delivery,
+  FaultKind,
+  OrganisationSettings,
+  Outcome,
+  Rail,
+  TargetAdapter,
+} from './adapter.ts';
+export { AdapterError, CAPABILITIES } from './adapter.ts';
+export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
+export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run.ts';
 
 export type Reporter = (typeof REPORTERS)[number];
@@ -13,9 +29,15 @@ export type Reporter = (typeof REPORTERS)[number];
 export interface ConformanceOptions {
   /** The implementation to check. */
   baseUrl: string;
-  /** Bearer token of the target's sandbox API: the suite then provisions its own organisations. */
+  /** Bearer token of the target's sandbox API: the built-in adapter for it. */
   sandboxToken?: string;
-  /** A JSON file of organisation profiles, for a target without a sandbox API. */
+  /** An adapter to the target's controls, a module path or package name exporting one, or `manual`. */
+  adapter?: TargetAdapter | string;
+  /** With `adapter: 'manual'`: how long to wait for each payment (default 300 s). */
+  manualTimeoutMs?: number;
+  /** `all`, or comma-separated capabilities whose absence is a setup error rather than skipped checks. */
+  requireCapabilities?: string;
+  /** A JSON file of organisation profiles, for a target whose organisations the adapter cannot make. */
   config?: string;
   /** Comma-separated id globs, e.g. "IDEM-*,AUTH-003". */
   only?: string;
@@ -39,6 +61,9 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
     {
       baseUrl: options.baseUrl,
       sandboxToken: options.sandboxToken,
+      adapter: options.adapter,
+      manualTimeoutMs: options.manualTimeoutMs,
+      requireCapabilities: options.requireCapabilities,
       config: options.config,
       only: options.only,
       reporter: (options.reporters ?? []).join(','),

@@ -4,11 +4,13 @@
  * Exit status: 0 every must check passed, 1 a must check failed, 2 usage or setup error.
  * The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
  */
+import { existsSync, writeFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './checks/index.ts';
+import { SetupError } from './outcome.ts';
 import { receiverCommand } from './receiver-check.ts';
-import { runCommand } from './run.ts';
-import { SetupError } from './types.ts';
+import { DEFAULT_MANUAL_TIMEOUT_MS, runCommand } from './run.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
 
@@ -30,11 +32,25 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .command('run')
     .description('check the implementation at --base-url')
     .requiredOption('--base-url <url>', 'base URL of the implementation')
+    .option('--sandbox-token <token>', 'bearer token of the target’s sandbox API: its built-in adapter')
     .option(
-      '--sandbox-token <token>',
-      'bearer token of the target’s sandbox API (provisioning, clock, payments, faults)',
+      '--adapter <module>',
+      'ES module of a target adapter (its default export), or manual: a person pays on the hosted page',
     )
-    .option('--config <file>', 'JSON file of organisation profiles for a target without a sandbox API')
+    .option(
+      '--config <file>',
+      'JSON file of organisation profiles, for a target whose organisations the adapter cannot make',
+    )
+    .option(
+      '--require-capabilities <list>',
+      'all, or capabilities (comma-separated) whose absence is a setup error rather than skipped checks',
+    )
+    .option(
+      '--manual-timeout <seconds>',
+      'with --adapter manual: how long to wait for each payment',
+      integer,
+      DEFAULT_MANUAL_TIMEOUT_MS / 1000,
+    )
     .option('--only <glob>', 'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003")')
     .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
     .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
@@ -49,7 +65,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
           {
             baseUrl: o.baseUrl,
             sandboxToken: o.sandboxToken,
+            adapter: o.adapter,
             config: o.config,
+            requireCapabilities: o.requireCapabilities,
+            manualTimeoutMs: o.manualTimeout * 1000,
             only: o.only,
             reporter: o.reporter,
             out: o.out,
@@ -77,6 +96,21 @@ export function buildProgram(setExit: (code: number) => void): Command {
       if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy))
         throw new SetupError('--legacy must be accept or reject.');
       setExit(await receiverCommand({ url: o.url, secret: o.secret, legacy: o.legacy }, out));
+    });
+
+  program
+    .command('adapter')
+    .description('target adapters')
+    .command('init')
+    .description('write a commented TypeScript starter adapter, every capability stubbed and typed')
+    .option('--out <file>', 'where to write it', 'payment-adapter.ts')
+    .option('--force', 'overwrite the file if it exists', false)
+    .action((o) => {
+      if (existsSync(o.out) && !o.force) throw new SetupError(`${o.out} exists; pass --force to overwrite it.`);
+      writeFileSync(o.out, ADAPTER_TEMPLATE);
+      out.write(`wrote ${o.out}: fill in what your implementation offers, then run\n`);
+      out.write(`  npx payment-conformance run --base-url <url> --adapter ./${o.out.replace(/\.ts$/, '.js')}\n`);
+      setExit(0);
     });
 
   program

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import pc from 'picocolors';
 import { computeSignature, signWebhook, SIGNATURE_HEADER } from '@payment-service/client/webhooks';
 import type { Output } from './reporters/console.ts';
-import { SetupError, type Level } from './types.ts';
+import { type Level, SetupError } from './outcome.ts';
 
 export interface ReceiverOptions {
   url: string;
@@ -75,7 +75,7 @@ class Deliverer {
         error:
           (error as Error).name === 'TimeoutError'
             ? 'timed out'
-            : String((error as any).cause?.code ?? (error as Error).message),
+            : String((error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message),
       };
     }
   }

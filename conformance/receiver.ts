@@ -6,13 +6,14 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
-export interface Delivery {
+/** One delivery as the suite's receiver got it. */
+export interface Received {
   method: string;
   path: string;
   headers: http.IncomingHttpHeaders;
   raw: Buffer;
-  /** Parsed JSON, or undefined. */
-  body: any;
+  /** Parsed JSON, or undefined. Nothing about its shape is assumed. */
+  body: unknown;
   receivedAt: number;
   /** 1 for the first delivery to this path, 2 for the next... */
   attempt: number;
@@ -25,21 +26,21 @@ export type Answer = { status: number } | { holdMs: number };
 export type Behaviour = (attempt: number) => Answer;
 
 /** Did the receiver accept this delivery in time (a 2xx at once)? */
-export const acceptedInTime = (d: Delivery) =>
+export const acceptedInTime = (d: Received) =>
   d.answer !== undefined && 'status' in d.answer && d.answer.status >= 200 && d.answer.status < 300;
 
 /**
  * The attempts of one event: every delivery up to and including the first one accepted
  * in time. Later ones are repeats of a delivered event, which the document allows.
  */
-export function attemptsOf(deliveries: Delivery[]): Delivery[] {
+export function attemptsOf(deliveries: Received[]): Received[] {
   const index = deliveries.findIndex(acceptedInTime);
   return index < 0 ? deliveries : deliveries.slice(0, index + 1);
 }
 
 export class CaptureReceiver {
   private server: http.Server | undefined;
-  private readonly deliveries = new Map<string, Delivery[]>();
+  private readonly deliveries = new Map<string, Received[]>();
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly held = new Set<{ res: http.ServerResponse; timer: NodeJS.Timeout }>();
   private listeners = new Set<() => void>();
@@ -69,7 +70,7 @@ export class CaptureReceiver {
       }
       const path = (req.url ?? '/').split('?')[0]!;
       const list = this.deliveries.get(path) ?? [];
-      const delivery: Delivery = {
+      const delivery: Received = {
         method: req.method ?? '',
         path,
         headers: req.headers,
@@ -103,16 +104,16 @@ export class CaptureReceiver {
   }
 
   /** Every delivery so far, to any path. */
-  all(): Delivery[] {
+  all(): Received[] {
     return [...this.deliveries.values()].flat();
   }
 
-  received(path: string): Delivery[] {
+  received(path: string): Received[] {
     return [...(this.deliveries.get(path) ?? [])];
   }
 
   /** Resolves with the deliveries to `path` once there are `count`, or with what arrived by the deadline. */
-  waitFor(path: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Delivery[]> {
+  waitFor(path: string, count: number, timeoutMs: number, signal?: AbortSignal): Promise<Received[]> {
     return new Promise((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);
       const check = () => {

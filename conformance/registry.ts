@@ -3,7 +3,8 @@
  * refused, so an id always names one rule), listed in registration order and selected
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
-import { SetupError, type Check } from './types.ts';
+import type { Check } from './check.ts';
+import { SetupError } from './outcome.ts';
 
 export class Registry {
   private readonly checks = new Map<string, Check>();

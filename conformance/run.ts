@@ -1,20 +1,29 @@
 /**
- * `payment-conformance run`: checks the target at a base URL. Sets up (target reachable,
- * sandbox token accepted, receiver listening), runs the selected checks and writes the
- * chosen reports. The exit status is 0 when every must check passed (skips allowed), 1
- * when any failed, 2 for a usage or setup problem.
+ * `payment-conformance run`: checks the target at a base URL. Sets up (the adapter that
+ * reaches the target's controls, the target reachable, the receiver listening), runs the
+ * selected checks and writes the chosen reports. The exit status is 0 when every must
+ * check passed (skips allowed), 1 when any failed, 2 for a usage or setup problem,
+ * including a check that ended in error because an adapter call failed.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { CAPABILITIES, type Capability, type TargetAdapter } from './adapter.ts';
+import { checkAdapter, loadAdapter } from './adapters/load.ts';
+import { manualAdapter } from './adapters/manual.ts';
+import { sandboxAdapter } from './adapters/sandbox.ts';
+import type { Check } from './check.ts';
 import { createRegistry } from './checks/index.ts';
-import { RunContext, type Profile } from './context.ts';
+import type { Profile } from './context/organisations.ts';
+import { RunContext } from './context/run.ts';
+import { send } from './http.ts';
+import { at, isObject, text } from './json.ts';
+import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
 import { CaptureReceiver } from './receiver.ts';
 import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
 import { runChecks } from './runner.ts';
-import { failsRun, SetupError, type Report, type Result } from './types.ts';
 
 export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
 
@@ -22,6 +31,11 @@ export interface RunOptions {
   baseUrl: string;
   sandboxToken?: string;
   config?: string;
+  /** A module path or package name, or `manual`; or an adapter object (library use). */
+  adapter?: string | TargetAdapter;
+  manualTimeoutMs?: number;
+  /** `all`, or the capabilities whose absence is a setup error rather than skips. */
+  requireCapabilities?: string;
   only?: string;
   reporter: string;
   out: string;
@@ -34,6 +48,7 @@ export interface RunOptions {
 
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
 export const DEFAULT_DELIVERY_WAIT_MS = 3000;
+export const DEFAULT_MANUAL_TIMEOUT_MS = 300_000;
 
 interface Config {
   profiles: Profile[];
@@ -42,34 +57,36 @@ interface Config {
 
 function parseConfig(file: string | undefined): Config {
   if (!file) return { profiles: [], deliveryWaitMs: undefined };
-  let parsed: any;
+  let parsed: unknown;
   try {
     parsed = JSON.parse(readFileSync(file, 'utf8'));
   } catch (error) {
     throw new SetupError(`--config ${file}: cannot read it as JSON (${(error as Error).message}).`);
   }
-  const wait = parsed?.deliveryWaitMs;
+  const wait = at(parsed, 'deliveryWaitMs');
   if (wait !== undefined && !(typeof wait === 'number' && Number.isInteger(wait) && wait >= 100 && wait <= 120_000))
     throw new SetupError(`--config ${file}: deliveryWaitMs must be a whole number of milliseconds from 100 to 120000.`);
+  const deliveryWaitMs = wait as number | undefined;
+  const given = at(parsed, 'profiles');
   // A file may only set deliveryWaitMs (a target with a sandbox needs no profiles).
-  if (parsed?.profiles === undefined && wait !== undefined) return { profiles: [], deliveryWaitMs: wait };
-  const profiles = Array.isArray(parsed?.profiles)
-    ? parsed.profiles
-    : parsed?.profiles && typeof parsed.profiles === 'object'
-      ? Object.entries(parsed.profiles).map(([name, p]) => ({ name, ...(p as object) }))
+  if (given === undefined && deliveryWaitMs !== undefined) return { profiles: [], deliveryWaitMs };
+  const profiles = Array.isArray(given)
+    ? given
+    : isObject(given)
+      ? Object.entries(given).map(([name, p]) => ({ name, ...(isObject(p) ? p : {}) }))
       : undefined;
   if (!profiles || profiles.length === 0)
     throw new SetupError(
       `--config ${file}: expected { "profiles": [ { "clientId": "...", "clientSecret": "...", ... } ] }.`,
     );
   for (const p of profiles)
-    if (typeof p.clientId !== 'string' || typeof p.clientSecret !== 'string')
+    if (typeof at(p, 'clientId') !== 'string' || typeof at(p, 'clientSecret') !== 'string')
       throw new SetupError(`--config ${file}: every profile needs clientId and clientSecret.`);
-  return { profiles: profiles as Profile[], deliveryWaitMs: wait };
+  return { profiles: profiles as Profile[], deliveryWaitMs };
 }
 
 function reasonOf(error: unknown): string {
-  const e = error as Error & { cause?: any };
+  const e = error as Error & { cause?: { code?: string } };
   if (e?.name === 'TimeoutError') return 'no answer within 10 s';
   return e?.cause ? String(e.cause.code ?? e.cause) : (e?.message ?? String(error));
 }
@@ -80,27 +97,59 @@ async function preflight(baseUrl: string, sandboxToken: string | undefined): Pro
   } catch (error) {
     throw new SetupError(`The target ${baseUrl} is unreachable: ${reasonOf(error)}.`);
   }
-  if (sandboxToken !== undefined) {
-    let answer: Response;
-    try {
-      answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, {
-        headers: { authorization: `Bearer ${sandboxToken}` },
-        signal: AbortSignal.timeout(10_000),
-      });
-      await answer.arrayBuffer();
-    } catch (error) {
-      throw new SetupError(`The sandbox API at ${baseUrl}/sandbox/ is not usable: ${reasonOf(error)}.`);
-    }
-    if (answer.status === 401) throw new SetupError('The sandbox API refused --sandbox-token (401).');
-    if (answer.status >= 500 || answer.status === 405)
-      throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
+  if (sandboxToken === undefined) return;
+  let answer: Response;
+  try {
+    answer = await fetch(`${baseUrl}/sandbox/webhook-deliveries?checkoutSessionId=cs_conformance_preflight`, {
+      headers: { authorization: `Bearer ${sandboxToken}` },
+      signal: AbortSignal.timeout(10_000),
+    });
+    await answer.arrayBuffer();
+  } catch (error) {
+    throw new SetupError(`The sandbox API at ${baseUrl}/sandbox/ is not usable: ${reasonOf(error)}.`);
   }
+  if (answer.status === 401) throw new SetupError('The sandbox API refused --sandbox-token (401).');
+  if (answer.status >= 500 || answer.status === 405)
+    throw new SetupError(`The sandbox API is not usable at ${baseUrl}/sandbox/ (status ${answer.status}).`);
+}
+
+/** `all`, or a comma-separated list of capability names. */
+function parseRequired(value: string | undefined): Capability[] {
+  if (value === undefined) return [];
+  if (value.trim() === 'all') return [...CAPABILITIES];
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !(CAPABILITIES as readonly string[]).includes(n));
+  if (unknown.length > 0 || names.length === 0)
+    throw new SetupError(
+      `--require-capabilities: expected all or a list of ${CAPABILITIES.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}.`,
+    );
+  return names as Capability[];
+}
+
+/** The coverage of a run: how many checks were judged, and why the others were skipped. */
+export function coverageOf(results: Result[]): Coverage {
+  const skippedFor: Partial<Record<Capability, number>> = {};
+  let skippedOther = 0;
+  for (const r of results) {
+    if (r.status !== 'skipped') continue;
+    if (r.missing.length === 0) skippedOther += 1;
+    for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
+  }
+  return {
+    judged: results.filter((r) => r.status === 'passed' || r.status === 'failed').length,
+    total: results.length,
+    skippedFor,
+    skippedOther,
+  };
 }
 
 /** What one run produced: the report, the files written, and the exit status it calls for. */
 export interface RunOutcome {
-  /** 0 when every `must` check passed (skips allowed), 1 when one failed. */
-  exitCode: 0 | 1;
+  /** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
+  exitCode: 0 | 1 | 2;
   report: Report;
   /** The report files written (json, junit, html). */
   files: string[];
@@ -109,6 +158,67 @@ export interface RunOutcome {
 /** `payment-conformance run`; throws SetupError for a problem of the run itself (exit 2). */
 export async function runCommand(options: RunOptions, out: Output): Promise<number> {
   return (await execute(options, out)).exitCode;
+}
+
+interface Adapted {
+  adapter: TargetAdapter;
+  name: string;
+  /** Set once the run exists: the manual adapter reads payments back through it. */
+  attach?(run: RunContext): void;
+}
+
+async function chooseAdapter(options: RunOptions, baseUrl: string, out: Output): Promise<Adapted> {
+  if (options.adapter !== undefined && options.sandboxToken !== undefined) {
+    throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
+  }
+  if (options.sandboxToken !== undefined) {
+    return { adapter: sandboxAdapter({ baseUrl, token: options.sandboxToken }), name: 'sandbox' };
+  }
+  if (options.adapter === 'manual') {
+    let run: RunContext | undefined;
+    const adapter = manualAdapter({
+      out,
+      timeoutMs: options.manualTimeoutMs ?? DEFAULT_MANUAL_TIMEOUT_MS,
+      pageOf: (target) => run?.payments.get(target.id)?.url,
+      statusOf: (target) => (run ? statusOf(run, target.kind, target.id) : Promise.resolve(undefined)),
+    });
+    return { adapter, name: 'manual', attach: (r) => (run = r) };
+  }
+  if (typeof options.adapter === 'string') {
+    return { adapter: await loadAdapter(options.adapter, baseUrl), name: options.adapter };
+  }
+  if (options.adapter !== undefined) return { adapter: checkAdapter(options.adapter, 'adapter'), name: 'adapter' };
+  return { adapter: { capabilities: [] }, name: options.config ? 'config' : 'none' };
+}
+
+/** A payment's status through the public API (the manual adapter waits on it); a token is fetched afresh when refused. */
+async function statusOf(run: RunContext, kind: string, id: string): Promise<string | undefined> {
+  const known = run.payments.get(id);
+  if (!known || kind === 'transaction') return undefined;
+  const path =
+    kind === 'payment-link'
+      ? `/api/payment-links/${encodeURIComponent(id)}`
+      : `/api/checkout-sessions/${encodeURIComponent(id)}`;
+  for (let tries = 0; tries < 2; tries += 1) {
+    let token = known.org.tokens.get('test');
+    if (!token) {
+      const issued = await send(
+        run.settings.baseUrl,
+        'POST',
+        '/api/token',
+        { form: { ...known.org.keys.test } },
+        'manual',
+        run.redactor,
+      );
+      token = text(issued.json, 'accessToken');
+      if (!token) return undefined;
+      known.org.tokens.set('test', token);
+    }
+    const read = await send(run.settings.baseUrl, 'GET', path, { token }, 'manual', run.redactor);
+    if (read.status !== 401) return text(read.json, 'status');
+    known.org.tokens.delete('test');
+  }
+  return undefined;
 }
 
 export async function execute(options: RunOptions, out: Output): Promise<RunOutcome> {
@@ -129,12 +239,39 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     throw new SetupError('--concurrency must be a whole number of at least 1.');
   if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535)
     throw new SetupError('--receiver-port must be a port number.');
+  const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
-  const registry = createRegistry();
-  const checks = registry.select(options.only);
+  const checks = createRegistry().select(options.only);
   if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
   await preflight(baseUrl, options.sandboxToken);
 
+  const chosen = await chooseAdapter(options, baseUrl, out);
+  try {
+    const lacking = required.filter((c) => !chosen.adapter.capabilities.includes(c));
+    if (lacking.length > 0) {
+      throw new SetupError(
+        `--require-capabilities: the ${chosen.name} adapter does not offer ${lacking.join(', ')}; the checks that need ${lacking.length === 1 ? 'it' : 'them'} would be skipped.`,
+      );
+    }
+    if (!chosen.adapter.capabilities.includes('createOrganisation') && profiles.length === 0) {
+      throw new SetupError(
+        'Nothing to check with: give --sandbox-token, an --adapter that offers createOrganisation, or --config profiles of organisations.',
+      );
+    }
+    return await runWith(chosen, { ...options, baseUrl }, { profiles, deliveryWaitMs }, checks, reporters, out);
+  } finally {
+    await chosen.adapter.close?.().catch(() => undefined);
+  }
+}
+
+async function runWith(
+  chosen: Adapted,
+  options: RunOptions,
+  config: Config,
+  checks: Check[],
+  reporters: string[],
+  out: Output,
+): Promise<RunOutcome> {
   const receiver = new CaptureReceiver();
   try {
     await receiver.start(options.receiverHost, options.receiverPort, options.receiverPublicUrl);
@@ -143,12 +280,20 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
       `The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`,
     );
   }
-  const settleMs = deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS;
-  const run = new RunContext({ baseUrl, sandboxToken: options.sandboxToken, profiles, receiver, settleMs });
+  const run = new RunContext({
+    baseUrl: options.baseUrl,
+    adapter: chosen.adapter,
+    adapterName: chosen.name,
+    profiles: config.profiles,
+    receiver,
+    settleMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
+    ...(options.sandboxToken !== undefined ? { sandboxToken: options.sandboxToken } : {}),
+  });
+  chosen.attach?.(run);
   const consoleOn = reporters.includes('console');
   const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);
   const startedAt = new Date();
-  if (consoleOn) reporter.start(baseUrl);
+  if (consoleOn) reporter.start(options.baseUrl, chosen.name, [...run.capabilities]);
   let results: Result[];
   try {
     results = await runChecks(run, checks, {
@@ -158,15 +303,14 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   } finally {
     await receiver.close();
   }
+  const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
   const report: Report = {
-    target: baseUrl,
+    target: options.baseUrl,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - startedAt.getTime(),
-    summary: {
-      passed: results.filter((r) => r.status === 'passed').length,
-      failed: results.filter((r) => r.status === 'failed').length,
-      skipped: results.filter((r) => r.status === 'skipped').length,
-    },
+    adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
+    summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
+    coverage: coverageOf(results),
     results,
     strictAssumptions: options.strictAssumptions,
   };
@@ -176,6 +320,7 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
   if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
   if (consoleOn) reporter.summary(report, files);
-  const exitCode = results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions)) ? 1 : 0;
+  const failed = results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions));
+  const exitCode = failed ? 1 : report.summary.error > 0 ? 2 : 0;
   return { exitCode, report, files };
 }

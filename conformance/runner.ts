@@ -1,11 +1,15 @@
 /**
  * Runs the selected checks: `main` checks concurrently (each on organisations of its own,
- * so they cannot disturb each other), then the `after` checks that judge everything the
- * main ones saw. Each check ends passed, failed (with a reason and evidence) or skipped.
+ * so that they cannot disturb each other), then the `after` checks that judge everything
+ * the main ones saw. A check ends passed, failed (a verdict on the target, with evidence),
+ * skipped (what it needs is missing, named) or error (an adapter call failed: no verdict).
  */
-import { CheckContext, type RunContext } from './context.ts';
-import { evidenceOf, redact } from './http.ts';
-import { CheckFailure, CheckSkipped, type Check, type Result } from './types.ts';
+import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
+import type { Check } from './check.ts';
+import { CheckContext } from './context/check.ts';
+import type { RunContext } from './context/run.ts';
+import { evidenceOf } from './http.ts';
+import { CheckFailure, CheckSkipped, type Evidence, type Result } from './outcome.ts';
 
 export interface RunnerOptions {
   concurrency: number;
@@ -15,29 +19,42 @@ export interface RunnerOptions {
   onResult?(result: Result): void;
 }
 
+/** The capabilities a check needs that the run's adapter does not offer, in report order. */
+export function missingFor(check: Check, run: RunContext): Capability[] {
+  return CAPABILITIES.filter((c) => check.requires?.includes(c) && !run.has(c));
+}
+
+export function skipReason(missing: Capability[]): string {
+  return `needs ${missing.join(', ')} (the adapter does not offer ${missing.length === 1 ? 'it' : 'them'})`;
+}
+
 async function runOne(run: RunContext, check: Check, options: RunnerOptions): Promise<Result> {
   const started = Date.now();
-  const base = { id: check.id, rule: check.rule, level: check.level, title: check.title, section: check.section };
-  // Secrets never reach a report: reasons and evidence are scrubbed once more here.
-  const finish = (status: Result['status'], reason: string, evidence?: Result['evidence']): Result => ({
-    ...base,
+  const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
+  const { redactor } = run;
+  const finish = (
+    status: Result['status'],
+    reason: string,
+    extra: { evidence?: Evidence; missing?: Capability[] } = {},
+  ): Result => ({
+    id: check.id,
+    rule: check.rule,
+    level: check.level,
+    title: check.title,
+    section: check.section,
     status,
-    reason: redact(reason),
-    ...(evidence
-      ? {
-          evidence: {
-            request: redact(evidence.request),
-            response: redact(evidence.response),
-            curl: redact(evidence.curl),
-          },
-        }
-      : {}),
+    // Secrets never reach a report. Evidence is redacted as it is made, once: a curl line
+    // redacted a second time would lose its quotes.
+    reason: redactor.text(reason),
+    requires,
+    missing: extra.missing ?? [],
+    ...(extra.evidence ? { evidence: extra.evidence } : {}),
     durationMs: Date.now() - started,
   });
-  const missing = run.missing(check);
-  if (missing) return finish('skipped', missing);
+  const missing = missingFor(check, run);
+  if (missing.length > 0) return finish('skipped', skipReason(missing), { missing });
   const abort = new AbortController();
-  const ctx = new CheckContext(run, check, abort.signal);
+  const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal);
   const timeoutMs = options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs);
   let timer: NodeJS.Timeout | undefined;
   try {
@@ -54,12 +71,26 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
     ]);
     return finish('passed', '');
   } catch (error) {
-    if (error instanceof CheckSkipped) return finish('skipped', error.message);
+    if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
+    if (error instanceof AdapterError) return finish('error', error.message);
     const last = ctx.exchanges.at(-1);
-    const fallback = last ? evidenceOf(last) : undefined;
-    if (error instanceof CheckFailure) return finish('failed', error.message, error.evidence ?? fallback);
+    const fallback = last ? evidenceOf(last, redactor) : undefined;
+    if (error instanceof CheckFailure) {
+      const subject = error.subject;
+      const evidence =
+        subject === undefined
+          ? fallback
+          : 'exchange' in subject
+            ? evidenceOf(subject.exchange, redactor)
+            : {
+                request: redactor.text(subject.evidence.request),
+                response: redactor.text(subject.evidence.response),
+                curl: subject.evidence.curl,
+              };
+      return finish('failed', error.message, evidence ? { evidence } : {});
+    }
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return finish('failed', `The check could not complete: ${message}`, fallback);
+    return finish('failed', `The check could not complete: ${message}`, fallback ? { evidence: fallback } : {});
   } finally {
     clearTimeout(timer);
   }

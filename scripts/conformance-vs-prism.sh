@@ -5,10 +5,10 @@
 #
 #   sh scripts/conformance-vs-prism.sh [extra payment-conformance run flags]
 #
-# Prism is fetched on demand with npx (not a project dependency). Prism has no sandbox
-# API, so the suite runs from a --config profile with placeholder credentials, and
-# every check that needs the sandbox (clock, faults, payments, webhooks, a second
-# configuration) is skipped with its reason. Reports go to reports/prism/.
+# Prism is fetched on demand with npx (not a project dependency). Prism has no test
+# controls, so the suite runs from a --config profile with placeholder credentials and
+# no adapter capability: every check that needs one (clock, faults, payments, webhooks,
+# organisations of other settings) is skipped, naming it. Reports go to reports/prism/.
 set -eu
 cd "$(dirname "$0")/.."
 PORT="${PRISM_PORT:-4099}"

@@ -1,7 +1,7 @@
 /**
  * The reference tables of the package READMEs, written from their sources so that they
  * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` flags
- * (conformance/program.ts) and its checks (the registry). Each table sits between
+ * (conformance/program.ts), and its checks and the capabilities they need (the registry). Each table sits between
  * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README, laid out by the
  * formatter that `npm test` holds every file to (Biome).
  *
@@ -13,6 +13,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
+import { CAPABILITIES, type Capability } from '../conformance/adapter.ts';
 import { createRegistry } from '../conformance/checks/index.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';
@@ -52,10 +53,35 @@ function checksTable(): string {
   const sections = [...new Set(checks.map((c) => c.section))];
   return sections
     .map((section) => {
-      const rows = checks.filter((c) => c.section === section).map((c) => [c.id, c.level, c.rule, c.title]);
-      return `**${section}** (${rows.length})\n\n${table(['id', 'level', 'rule', 'title'], rows)}`;
+      const rows = checks
+        .filter((c) => c.section === section)
+        .map((c) => [c.id, c.level, c.rule, c.title, (c.requires ?? []).join(', ')]);
+      return `**${section}** (${rows.length})\n\n${table(['id', 'level', 'rule', 'title', 'requires'], rows)}`;
     })
     .join('\n\n');
+}
+
+/** What each capability lets the suite do, for the capability table. */
+const CAPABILITY_USE: Record<Capability, string> = {
+  createOrganisation:
+    'organisations of their own (with --config profiles instead, the checks that change an organisation cannot run)',
+  createApiKey: 'a key to delete (unknown_api_key)',
+  deleteApiKey: 'unknown_api_key after a key is removed',
+  rotateWebhookSecret: 'rotation of the signing secret, with deliveries in flight',
+  advanceClock: 'token expiry, session expiry, the 24-hour idempotency memory, the card rail’s retries',
+  attempt: 'completion, declines, redirects and every webhook',
+  webhookDeliveries: 'that nothing is sent (on decline, expiry, without webhookUrl), and what the target recorded',
+  injectFault: 'a retry after a committed 500, unsigned deliveries',
+};
+
+function capabilityTable(): string {
+  const checks = createRegistry().all();
+  const rows = CAPABILITIES.map((capability) => {
+    const needing = checks.filter((c) => c.requires?.includes(capability)).map((c) => c.id);
+    return [code(capability), String(needing.length), CAPABILITY_USE[capability], needing.join(', ')];
+  });
+  const free = checks.filter((c) => (c.requires ?? []).length === 0).length;
+  return `${table(['capability', 'checks', 'what it checks', 'check ids'], rows)}\n\n${free} of ${checks.length} checks need no capability: organisations (made or from --config profiles) are enough.`;
 }
 
 function runCommand(): Command {
@@ -67,6 +93,7 @@ function runCommand(): Command {
 const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'server/README.md', name: 'flags', render: () => flagsTable(serverProgram(), true) },
   { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
+  { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: checksTable },
 ];
 

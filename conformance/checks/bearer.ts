@@ -3,9 +3,12 @@
  * but the token endpoint needs `Authorization: Bearer <token>`; each failure has its own
  * 401 code: unauthorized, invalid_token, token_expired, unknown_api_key.
  */
-import type { CheckContext, Org } from '../context.ts';
-import type { Check } from '../types.ts';
-import { sessionBody } from '../context.ts';
+import { expectError, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { sessionBody } from '../context/api.ts';
+import type { CheckContext } from '../context/check.ts';
+import { text } from '../json.ts';
+import { expectPlainError } from './token.ts';
 
 const section = 'Authentication';
 const READ_PATH = '/api/checkout-sessions/cs_conformance_unknown';
@@ -13,10 +16,10 @@ const READ_PATH = '/api/checkout-sessions/cs_conformance_unknown';
 /** Both a create and a read answer 401 with the code for this Authorization header. */
 async function expectBearerCode(ctx: CheckContext, authorization: string | undefined, code: string, what: string) {
   const headers: Record<string, string> = authorization === undefined ? {} : { authorization };
-  const read = await ctx.api('GET', READ_PATH, { headers });
-  ctx.expectError(read, 401, code, `GET /api/checkout-sessions/{id} with ${what}`);
-  const create = await ctx.api('POST', '/api/checkout-sessions', { headers, json: sessionBody() });
-  ctx.expectError(create, 401, code, `POST /api/checkout-sessions with ${what}`);
+  const read = await ctx.api.send('GET', READ_PATH, { headers });
+  expectError(read, 401, code, `GET /api/checkout-sessions/{id} with ${what}`);
+  const create = await ctx.api.send('POST', '/api/checkout-sessions', { headers, json: sessionBody() });
+  expectError(create, 401, code, `POST /api/checkout-sessions with ${what}`);
 }
 
 /** Changes one character in the middle of the token, keeping its length and alphabet. */
@@ -45,7 +48,7 @@ export const bearerChecks: Check[] = [
     section,
     title: 'An Authorization header not of the form Bearer <token> gives 401 unauthorized',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
+      const org = await ctx.target.sharedOrganisation();
       const basic = `Basic ${Buffer.from(`${org.keys.test.clientId}:${org.keys.test.clientSecret}`).toString('base64')}`;
       await expectBearerCode(ctx, basic, 'unauthorized', 'a Basic Authorization header');
     },
@@ -57,7 +60,7 @@ export const bearerChecks: Check[] = [
     section,
     title: 'A truncated token gives 401 invalid_token',
     async run(ctx) {
-      const token = await ctx.token(await ctx.sharedOrganisation());
+      const token = await ctx.api.token(await ctx.target.sharedOrganisation());
       await expectBearerCode(
         ctx,
         `Bearer ${token.slice(0, Math.max(1, token.length - 6))}`,
@@ -73,7 +76,7 @@ export const bearerChecks: Check[] = [
     section,
     title: 'A mangled token (one character changed) gives 401 invalid_token',
     async run(ctx) {
-      const token = await ctx.token(await ctx.sharedOrganisation());
+      const token = await ctx.api.token(await ctx.target.sharedOrganisation());
       await expectBearerCode(ctx, `Bearer ${mangle(token)}`, 'invalid_token', 'a mangled token');
     },
   },
@@ -84,7 +87,7 @@ export const bearerChecks: Check[] = [
     section,
     title: 'A double-prefixed token (Bearer Bearer <token>) gives 401 invalid_token',
     async run(ctx) {
-      const token = await ctx.token(await ctx.sharedOrganisation());
+      const token = await ctx.api.token(await ctx.target.sharedOrganisation());
       await expectBearerCode(ctx, `Bearer Bearer ${token}`, 'invalid_token', 'a double-prefixed token');
     },
   },
@@ -94,18 +97,18 @@ export const bearerChecks: Check[] = [
     rule: 'Authentication 5',
     section,
     title: 'A token past its five minutes gives 401 token_expired; a new token then works',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      const token = await ctx.token(org);
-      await ctx.advanceClock(org, 5 * 60 + 10);
-      const read = await ctx.api('GET', READ_PATH, { token });
-      ctx.expectError(read, 401, 'token_expired', 'a token 5 min 10 s old');
-      const created = await ctx.createSession(org, sessionBody(), { token });
-      ctx.expectError(created, 401, 'token_expired', 'creating with a token 5 min 10 s old');
-      const fresh = await ctx.token(org);
-      const again = await ctx.api('GET', READ_PATH, { token: fresh });
-      ctx.expectError(again, 404, 'not_found', 'the same request with a new token');
+      const org = await ctx.target.organisation();
+      const token = await ctx.api.token(org);
+      await ctx.target.advanceClock(org, 5 * 60 + 10);
+      const read = await ctx.api.send('GET', READ_PATH, { token });
+      expectError(read, 401, 'token_expired', 'a token 5 min 10 s old');
+      const created = await ctx.api.createSession(org, sessionBody(), { token });
+      expectError(created, 401, 'token_expired', 'creating with a token 5 min 10 s old');
+      const fresh = await ctx.api.token(org);
+      const again = await ctx.api.send('GET', READ_PATH, { token: fresh });
+      expectError(again, 404, 'not_found', 'the same request with a new token');
     },
   },
   {
@@ -114,13 +117,13 @@ export const bearerChecks: Check[] = [
     rule: 'Authentication 4',
     section,
     title: 'A token is still accepted 4 min 50 s after it was issued (five-minute lifetime)',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      const token = await ctx.token(org);
-      await ctx.advanceClock(org, 4 * 60 + 50);
-      const read = await ctx.api('GET', READ_PATH, { token });
-      ctx.expectError(read, 404, 'not_found', 'a token 4 min 50 s old (an unknown session)');
+      const org = await ctx.target.organisation();
+      const token = await ctx.api.token(org);
+      await ctx.target.advanceClock(org, 4 * 60 + 50);
+      const read = await ctx.api.send('GET', READ_PATH, { token });
+      expectError(read, 404, 'not_found', 'a token 4 min 50 s old (an unknown session)');
     },
   },
   {
@@ -129,25 +132,20 @@ export const bearerChecks: Check[] = [
     rule: 'Authentication 6',
     section,
     title: 'A token of a deleted API key gives 401 unknown_api_key, and a new token is refused',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'createApiKey', 'deleteApiKey'],
     async run(ctx) {
-      const org: Org = await ctx.organisation();
-      const key = await ctx.sandbox('POST', `/sandbox/organisations/${org.id}/api-keys`, { mode: 'test' });
-      const issued = await ctx.tokenRequest(key);
-      ctx.expectStatus(issued, 200, 'a token for a new API key');
-      await ctx.sandbox('DELETE', `/sandbox/api-keys/${encodeURIComponent(key.clientId)}`);
-      const read = await ctx.api('GET', READ_PATH, { token: issued.json.accessToken });
-      ctx.expectError(read, 401, 'unknown_api_key', 'a token whose API key was deleted');
-      const create = await ctx.createSession(org, sessionBody(), { token: issued.json.accessToken });
-      ctx.expectError(create, 401, 'unknown_api_key', 'creating with a token whose API key was deleted');
-      const again = await ctx.tokenRequest(key);
-      ctx.expectStatus(again, 401, 'a new token for the deleted key pair');
-      // The token endpoint answers failures with { error: <message string> }, not the envelope.
-      ctx.expect(
-        typeof again.json?.error === 'string',
-        'a new token for the deleted key pair: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).',
-        again,
-      );
+      const org = await ctx.target.organisation();
+      const key = await ctx.target.createApiKey(org, 'test');
+      const issued = await ctx.api.tokenRequest(key);
+      expectStatus(issued, 200, 'a token for a new API key');
+      const token = text(issued.json, 'accessToken');
+      await ctx.target.deleteApiKey(key.clientId);
+      const read = await ctx.api.send('GET', READ_PATH, { token });
+      expectError(read, 401, 'unknown_api_key', 'a token whose API key was deleted');
+      const create = await ctx.api.createSession(org, sessionBody(), { token });
+      expectError(create, 401, 'unknown_api_key', 'creating with a token whose API key was deleted');
+      const again = await ctx.api.tokenRequest(key);
+      expectPlainError(again, 401, 'a new token for the deleted key pair');
     },
   },
 ];

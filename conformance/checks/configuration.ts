@@ -5,22 +5,25 @@
  * `open_banking_not_enabled` and `settlement_account_missing`; where the document fixes
  * no order, any code that applies is a correct answer.
  */
-import type { CheckContext, OrgSettings } from '../context.ts';
-import { sessionBody } from '../context.ts';
-import type { Check } from '../types.ts';
+import type { OrganisationSettings } from '../adapter.ts';
+import { expect, expectError, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { sessionBody } from '../context/api.ts';
+import type { CheckContext } from '../context/check.ts';
+import { at, show } from '../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (configuration)';
 
 async function expectConfigCode(
   ctx: CheckContext,
-  settings: Partial<OrgSettings>,
+  settings: Partial<OrganisationSettings>,
   patch: Record<string, unknown>,
   codes: string | string[],
   what: string,
 ) {
-  const org = await ctx.organisation(settings);
-  const exchange = await ctx.createSession(org, sessionBody(patch));
-  ctx.expectError(exchange, 400, codes, what);
+  const org = await ctx.target.organisation(settings);
+  const exchange = await ctx.api.createSession(org, sessionBody(patch));
+  expectError(exchange, 400, codes, what);
 }
 
 export const configurationChecks: Check[] = [
@@ -30,7 +33,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: card_not_enabled',
     section,
     title: 'card or both on an organisation without card payments gives 400 card_not_enabled',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -54,7 +56,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: open_banking_not_enabled',
     section,
     title: 'open_banking or both without an approved open-banking application gives 400 open_banking_not_enabled',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -78,7 +79,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: settlement_account_missing',
     section,
     title: 'a bank rail without a settlement account gives 400 settlement_account_missing',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -95,7 +95,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: open_banking_currency_unsupported',
     section,
     title: 'open_banking on an AUD organisation gives 400 open_banking_currency_unsupported',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -112,7 +111,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: open_banking_currency_unsupported (checked before)',
     section,
     title: 'open_banking_currency_unsupported comes before open_banking_not_enabled and settlement_account_missing',
-    needs: ['sandbox'],
     async run(ctx) {
       const aud = { settlementCurrency: 'AUD' as const };
       await expectConfigCode(
@@ -144,7 +142,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors: currency_mismatch',
     section,
     title: 'amount.currency other than the settlement currency gives 400 currency_mismatch',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -168,16 +165,12 @@ export const configurationChecks: Check[] = [
     rule: 'POST /api/checkout-sessions: amount.currency',
     section,
     title: 'an omitted currency is filled in with the settlement currency',
-    needs: ['sandbox'],
     async run(ctx) {
-      const org = await ctx.organisation({ settlementCurrency: 'AUD' });
-      const exchange = await ctx.createSession(org, sessionBody({ checkoutMethod: 'card' }));
-      ctx.expectStatus(exchange, 200, 'a card session on an AUD organisation without amount.currency');
-      ctx.expect(
-        exchange.json?.amount?.currency === 'AUD',
-        `amount.currency must be filled in as AUD; received ${JSON.stringify(exchange.json?.amount?.currency)}.`,
-        exchange,
-      );
+      const org = await ctx.target.organisation({ settlementCurrency: 'AUD' });
+      const exchange = await ctx.api.createSession(org, sessionBody({ checkoutMethod: 'card' }));
+      expectStatus(exchange, 200, 'a card session on an AUD organisation without amount.currency');
+      const currency = at(exchange.json, 'amount', 'currency');
+      expect(currency === 'AUD', `amount.currency must be filled in as AUD; received ${show(currency)}.`, exchange);
     },
   },
   {
@@ -186,7 +179,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration errors (no order stated)',
     section,
     title: 'where several configuration codes apply and no order is stated, one of them is answered',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,
@@ -210,7 +202,6 @@ export const configurationChecks: Check[] = [
     rule: 'Validation and configuration order (validation first)',
     section,
     title: 'an invalid body on a misconfigured organisation gives validation_failed (validation before configuration)',
-    needs: ['sandbox'],
     async run(ctx) {
       await expectConfigCode(
         ctx,

@@ -4,8 +4,11 @@
  * original request or replays its result; a different body is `idempotency_error`.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { sessionBody } from '../context.ts';
-import type { Check } from '../types.ts';
+import { AdapterError } from '../adapter.ts';
+import { expect, expectError, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { sessionBody } from '../context/api.ts';
+import { at, show, text } from '../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (idempotency)';
 const HOUR = 3600;
@@ -30,25 +33,18 @@ export const idempotencyChecks: Check[] = [
     section,
     title: 'the same key with an identical body replays the result: 200, the same session',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
+      const org = await ctx.target.sharedOrganisation();
       const key = ctx.newKey();
       const body = sessionBody({ foreignTransactionId: key });
-      const first = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first create');
-      const second = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(second, 200, 'the repeated create with the same key and body');
-      ctx.expect(
-        second.json?.id === first.json?.id,
-        `The repeat must replay the original session ${first.json?.id}; it answered ${second.json?.id}.`,
-        second,
-      );
+      const first = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(first, 200, 'the first create');
+      const second = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(second, 200, 'the repeated create with the same key and body');
+      const [a, b] = [at(first.json, 'id'), at(second.json, 'id')];
+      expect(b === a, `The repeat must replay the original session ${show(a)}; it answered ${show(b)}.`, second);
       // The documented fields of the result are replayed; extra fields may differ.
-      const changed = DOCUMENTED_CREATE_FIELDS.filter((f) => !isDeepStrictEqual(second.json?.[f], first.json?.[f]));
-      ctx.expect(
-        changed.length === 0,
-        `The replayed result differs from the original in ${changed.join(', ')}.`,
-        second,
-      );
+      const changed = DOCUMENTED_CREATE_FIELDS.filter((f) => !isDeepStrictEqual(at(second.json, f), at(first.json, f)));
+      expect(changed.length === 0, `The replayed result differs from the original in ${changed.join(', ')}.`, second);
     },
   },
   {
@@ -58,12 +54,12 @@ export const idempotencyChecks: Check[] = [
     section,
     title: 'the same key with a different body gives 400 idempotency_error',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
+      const org = await ctx.target.sharedOrganisation();
       const key = ctx.newKey();
-      const first = await ctx.createSession(org, sessionBody({ amount: { total: 10 } }), { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first create');
-      const second = await ctx.createSession(org, sessionBody({ amount: { total: 11 } }), { idempotencyKey: key });
-      ctx.expectError(second, 400, 'idempotency_error', 'the same key with a different amount');
+      const first = await ctx.api.createSession(org, sessionBody({ amount: { total: 10 } }), { idempotencyKey: key });
+      expectStatus(first, 200, 'the first create');
+      const second = await ctx.api.createSession(org, sessionBody({ amount: { total: 11 } }), { idempotencyKey: key });
+      expectError(second, 400, 'idempotency_error', 'the same key with a different amount');
     },
   },
   {
@@ -73,23 +69,20 @@ export const idempotencyChecks: Check[] = [
     section,
     title: 'a body with the same JSON value in another key order and spacing counts as identical',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
+      const org = await ctx.target.sharedOrganisation();
       const key = ctx.newKey();
       const body = sessionBody({ foreignTransactionId: key });
-      const first = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first create');
+      const first = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(first, 200, 'the first create');
       const reordered = Object.fromEntries(Object.entries(body).reverse());
-      const second = await ctx.api('POST', '/api/checkout-sessions', {
-        token: await ctx.token(org),
+      const second = await ctx.api.send('POST', '/api/checkout-sessions', {
+        token: await ctx.api.token(org),
         raw: JSON.stringify(reordered, null, 2),
         headers: { 'content-type': 'application/json', 'idempotency-key': key },
       });
-      ctx.expectStatus(second, 200, 'the same value reordered and re-spaced');
-      ctx.expect(
-        second.json?.id === first.json?.id,
-        `Expected a replay of ${first.json?.id}; received ${second.json?.id}.`,
-        second,
-      );
+      expectStatus(second, 200, 'the same value reordered and re-spaced');
+      const [a, b] = [at(first.json, 'id'), at(second.json, 'id')];
+      expect(b === a, `Expected a replay of ${show(a)}; received ${show(b)}.`, second);
     },
   },
   {
@@ -98,23 +91,22 @@ export const idempotencyChecks: Check[] = [
     rule: 'Limits: Idempotency-Key memory',
     section,
     title: 'the key is remembered for 24 hours: a repeat 23 h 50 min later replays the same session',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
+      const org = await ctx.target.organisation();
       const key = ctx.newKey();
       const body = sessionBody();
-      const first = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first create');
-      await ctx.advanceClock(org, 23 * HOUR + 50 * 60);
-      const second = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(second, 200, 'the repeat 23 h 50 min later');
-      ctx.expect(
-        second.json?.id === first.json?.id,
-        `Expected the original session ${first.json?.id} 23 h 50 min later; received ${second.json?.id}.`,
-        second,
-      );
-      const mismatch = await ctx.createSession(org, sessionBody({ amount: { total: 99 } }), { idempotencyKey: key });
-      ctx.expectError(mismatch, 400, 'idempotency_error', 'a different body under the same key 23 h 50 min later');
+      const first = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(first, 200, 'the first create');
+      await ctx.target.advanceClock(org, 23 * HOUR + 50 * 60);
+      const second = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(second, 200, 'the repeat 23 h 50 min later');
+      const [a, b] = [at(first.json, 'id'), at(second.json, 'id')];
+      expect(b === a, `Expected the original session ${show(a)} 23 h 50 min later; received ${show(b)}.`, second);
+      const mismatch = await ctx.api.createSession(org, sessionBody({ amount: { total: 99 } }), {
+        idempotencyKey: key,
+      });
+      expectError(mismatch, 400, 'idempotency_error', 'a different body under the same key 23 h 50 min later');
     },
   },
   {
@@ -123,16 +115,20 @@ export const idempotencyChecks: Check[] = [
     rule: 'Errors: Codes idempotency_error (keys are remembered 24 hours)',
     section,
     title: 'after 24 hours the key is forgotten: a different body under it is accepted',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
+      const org = await ctx.target.organisation();
       const key = ctx.newKey();
-      const first = await ctx.createSession(org, sessionBody(), { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first create');
-      await ctx.advanceClock(org, 24 * HOUR + 10 * 60);
-      const later = await ctx.createSession(org, sessionBody({ amount: { total: 99 } }), { idempotencyKey: key });
-      ctx.expectStatus(later, 200, 'a different body under the key 24 h 10 min later');
-      ctx.expect(later.json?.id !== first.json?.id, 'A new session was expected after the key was forgotten.', later);
+      const first = await ctx.api.createSession(org, sessionBody(), { idempotencyKey: key });
+      expectStatus(first, 200, 'the first create');
+      await ctx.target.advanceClock(org, 24 * HOUR + 10 * 60);
+      const later = await ctx.api.createSession(org, sessionBody({ amount: { total: 99 } }), { idempotencyKey: key });
+      expectStatus(later, 200, 'a different body under the key 24 h 10 min later');
+      expect(
+        at(later.json, 'id') !== at(first.json, 'id'),
+        'A new session was expected after the key was forgotten.',
+        later,
+      );
     },
   },
   {
@@ -142,18 +138,18 @@ export const idempotencyChecks: Check[] = [
     section,
     title: 'concurrent creates with the same key and body make one session: every answer 200 with the same id',
     async run(ctx) {
-      const org = await ctx.organisation();
-      const token = await ctx.token(org);
+      const org = await ctx.target.organisation();
+      const token = await ctx.api.token(org);
       const key = ctx.newKey();
       const body = sessionBody({ foreignTransactionId: key });
       const answers = await Promise.all(
-        Array.from({ length: 12 }, () => ctx.createSession(org, body, { idempotencyKey: key, token })),
+        Array.from({ length: 12 }, () => ctx.api.createSession(org, body, { idempotencyKey: key, token })),
       );
-      for (const answer of answers) ctx.expectStatus(answer, 200, 'one of 12 concurrent creates with the same key');
-      const ids = new Set(answers.map((a) => a.json?.id));
-      ctx.expect(
+      for (const answer of answers) expectStatus(answer, 200, 'one of 12 concurrent creates with the same key');
+      const ids = new Set(answers.map((a) => at(a.json, 'id')));
+      expect(
         ids.size === 1,
-        `12 concurrent creates with one key made ${ids.size} sessions: ${[...ids].join(', ')}.`,
+        `12 concurrent creates with one key made ${ids.size} sessions: ${[...ids].map(show).join(', ')}.`,
         answers.at(-1),
       );
     },
@@ -165,39 +161,42 @@ export const idempotencyChecks: Check[] = [
     section,
     title:
       'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'injectFault', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      await ctx.sandbox('POST', '/sandbox/faults', { kind: 'internal_error_after_commit', orgId: org.id });
+      const org = await ctx.target.organisation();
+      // The organisation's time before the 500: a retry that made a new session 10 minutes
+      // later on its clock would be told apart by its createdAt.
+      const before = await ctx.api.readSession(org, (await ctx.api.session(org)).id);
+      const startedAt = Date.parse(text(before.json, 'createdAt') ?? '');
+      await ctx.target.injectFault(org, 'internal_error_after_commit');
       const key = ctx.newKey();
       const body = sessionBody({ foreignTransactionId: key });
-      const first = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectError(first, 500, 'internal_error', 'the create under the internal_error_after_commit fault');
-      // Move the organisation's clock, so a session made by the retry would be told apart
-      // from the one committed before the 500 by its createdAt.
-      const now = await ctx.advanceClock(org, 10 * 60);
-      const retry = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(retry, 200, 'the retry with the same key after a 500');
-      const again = await ctx.createSession(org, body, { idempotencyKey: key });
-      ctx.expectStatus(again, 200, 'a second retry');
-      ctx.expect(
-        again.json?.id === retry.json?.id,
-        `The retries answered two different sessions (${retry.json?.id}, ${again.json?.id}).`,
-        again,
-      );
-      const read = await ctx.readSession(org, retry.json.id);
-      ctx.expectStatus(read, 200, 'reading the session the retry answered');
-      ctx.expect(
-        read.json?.foreignTransactionId === key,
+      const first = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      if (first.status !== 500) {
+        throw new AdapterError(
+          `injectFault(internal_error_after_commit) did not take effect: the next create answered ${first.status}, not 500`,
+        );
+      }
+      expectError(first, 500, 'internal_error', 'the create under the internal_error_after_commit fault');
+      await ctx.target.advanceClock(org, 10 * 60);
+      const retry = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(retry, 200, 'the retry with the same key after a 500');
+      const again = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(again, 200, 'a second retry');
+      const [r, a] = [text(retry.json, 'id'), text(again.json, 'id')];
+      expect(a === r, `The retries answered two different sessions (${show(r)}, ${show(a)}).`, again);
+      const read = await ctx.api.readSession(org, r ?? '');
+      expectStatus(read, 200, 'reading the session the retry answered');
+      expect(
+        at(read.json, 'foreignTransactionId') === key,
         'The session the retry answered is not the one that was requested.',
         read,
       );
-      const createdAt = Date.parse(read.json?.createdAt);
-      const advancedTo = Date.parse(now ?? '');
-      if (Number.isFinite(advancedTo)) {
-        ctx.expect(
-          Number.isFinite(createdAt) && createdAt <= advancedTo - 5 * 60 * 1000,
-          `The retry answered a session created at ${JSON.stringify(read.json?.createdAt)}, after the clock was moved 10 min on (to ${now}): a new session, not the one committed before the 500.`,
+      const createdAt = Date.parse(text(read.json, 'createdAt') ?? '');
+      if (Number.isFinite(startedAt)) {
+        expect(
+          Number.isFinite(createdAt) && createdAt < startedAt + 5 * 60 * 1000,
+          `The retry answered a session created at ${show(at(read.json, 'createdAt'))}, after the clock was moved 10 min on from ${show(at(before.json, 'createdAt'))}: a new session, not the one committed before the 500.`,
           read,
         );
       }
@@ -209,17 +208,16 @@ export const idempotencyChecks: Check[] = [
     rule: 'Idempotency rules (key scope)',
     section,
     title: 'keys are scoped to the organisation: another organisation using the same key gets its own session',
-    needs: ['secondOrganisation'],
     async run(ctx) {
-      const a = await ctx.sharedOrganisation();
-      const b = await ctx.secondOrganisation();
+      const a = await ctx.target.sharedOrganisation();
+      const b = await ctx.target.secondOrganisation();
       const key = ctx.newKey();
-      const first = await ctx.createSession(a, sessionBody(), { idempotencyKey: key });
-      ctx.expectStatus(first, 200, 'the first organisation’s create');
-      const second = await ctx.createSession(b, sessionBody({ amount: { total: 12 } }), { idempotencyKey: key });
-      ctx.expectStatus(second, 200, 'the other organisation’s create with the same key');
-      ctx.expect(
-        second.json?.id !== first.json?.id,
+      const first = await ctx.api.createSession(a, sessionBody(), { idempotencyKey: key });
+      expectStatus(first, 200, 'the first organisation’s create');
+      const second = await ctx.api.createSession(b, sessionBody({ amount: { total: 12 } }), { idempotencyKey: key });
+      expectStatus(second, 200, 'the other organisation’s create with the same key');
+      expect(
+        at(second.json, 'id') !== at(first.json, 'id'),
         'The other organisation was answered with the first organisation’s session.',
         second,
       );

@@ -3,8 +3,11 @@
  * /api/checkout-sessions/{id}; Resources: Checkout session; Authentication 7-8; Legacy
  * transaction endpoints; States and transitions).
  */
-import { sessionBody } from '../context.ts';
-import { CheckSkipped, type Check } from '../types.ts';
+import { expect, expectError, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { sessionBody } from '../context/api.ts';
+import { at, show, text } from '../json.ts';
+import { CheckSkipped } from '../outcome.ts';
 
 const section = 'Endpoints: GET /api/checkout-sessions/{id}';
 const DAY_MS = 24 * 3600 * 1000;
@@ -18,39 +21,36 @@ export const readChecks: Check[] = [
     title:
       'a created session reads back with what was given: status created, amount, reference, code, checkoutMethod, foreignTransactionId, testMode',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const created = await ctx.session(org, {
+      const org = await ctx.target.sharedOrganisation();
+      const created = await ctx.api.session(org, {
         checkoutMethod: 'card',
         foreignTransactionId: 'order-read-1',
         creditorReference: { reference: 'READ-1', particulars: 'Parts 1', code: 'CODE-1' },
       });
-      const read = await ctx.readSession(org, created.id);
-      ctx.expectStatus(read, 200, 'reading a created session');
-      const s = read.json ?? {};
-      const expect = (ok: boolean, field: string, want: unknown) =>
-        ctx.expect(
-          ok,
-          `${field} must read ${JSON.stringify(want)}; received ${JSON.stringify(field.split('.').reduce((a: any, k) => a?.[k], s))}.`,
-          read,
-        );
-      expect(s.id === created.id, 'id', created.id);
-      expect(s.status === 'created', 'status', 'created');
-      expect(s.amount?.total === 25.5, 'amount.total', 25.5);
+      const read = await ctx.api.readSession(org, created.id);
+      expectStatus(read, 200, 'reading a created session');
+      const field = (path: string) => at(read.json, ...path.split('.'));
+      const expectField = (path: string, ok: (value: unknown) => boolean, want: unknown) =>
+        expect(ok(field(path)), `${path} must read ${show(want)}; received ${show(field(path))}.`, read);
+      const is = (want: unknown) => (value: unknown) => value === want;
+      expectField('id', is(created.id), created.id);
+      expectField('status', is('created'), 'created');
+      expectField('amount.total', is(25.5), 25.5);
       // The currency is filled in with the organisation's settlement currency.
-      const currency = org.settings.settlementCurrency ?? created.amount?.currency;
-      expect(
-        s.amount?.currency === currency && ['NZD', 'AUD'].includes(s.amount?.currency),
+      const currency = org.settings.settlementCurrency ?? text(created, 'amount', 'currency');
+      expectField(
         'amount.currency',
+        (value) => value === currency && (value === 'NZD' || value === 'AUD'),
         currency ?? 'the settlement currency',
       );
-      expect(s.reference === 'READ-1', 'reference', 'READ-1');
-      expect(s.particulars === 'Parts 1', 'particulars', 'Parts 1');
-      expect(s.code === 'CODE-1', 'code', 'CODE-1');
-      expect(s.checkoutMethod === 'card', 'checkoutMethod', 'card');
-      expect(s.foreignTransactionId === 'order-read-1', 'foreignTransactionId', 'order-read-1');
-      expect(s.testMode === true, 'testMode', true);
+      expectField('reference', is('READ-1'), 'READ-1');
+      expectField('particulars', is('Parts 1'), 'Parts 1');
+      expectField('code', is('CODE-1'), 'CODE-1');
+      expectField('checkoutMethod', is('card'), 'card');
+      expectField('foreignTransactionId', is('order-read-1'), 'order-read-1');
+      expectField('testMode', is(true), true);
       // Before completion transactionType reads open_banking whatever checkoutMethod is.
-      expect(s.transactionType === 'open_banking', 'transactionType', 'open_banking');
+      expectField('transactionType', is('open_banking'), 'open_banking');
     },
   },
   {
@@ -60,9 +60,9 @@ export const readChecks: Check[] = [
     section,
     title: 'an unknown session id gives 404 not_found',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const read = await ctx.readSession(org, 'cs_conformance_does_not_exist');
-      ctx.expectError(read, 404, 'not_found', 'reading an unknown session');
+      const org = await ctx.target.sharedOrganisation();
+      const read = await ctx.api.readSession(org, 'cs_conformance_does_not_exist');
+      expectError(read, 404, 'not_found', 'reading an unknown session');
     },
   },
   {
@@ -71,18 +71,17 @@ export const readChecks: Check[] = [
     rule: 'GET /api/checkout-sessions/{id} rule 2',
     section,
     title: "another organisation's session gives 404 not_found, never 403",
-    needs: ['secondOrganisation'],
     async run(ctx) {
-      const owner = await ctx.sharedOrganisation();
-      const other = await ctx.secondOrganisation();
-      const created = await ctx.session(owner);
-      const read = await ctx.readSession(other, created.id);
-      ctx.expect(
+      const owner = await ctx.target.sharedOrganisation();
+      const other = await ctx.target.secondOrganisation();
+      const created = await ctx.api.session(owner);
+      const read = await ctx.api.readSession(other, created.id);
+      expect(
         read.status !== 403,
         "Another organisation's session was answered 403; the document requires 404 not_found, never 403.",
         read,
       );
-      ctx.expectError(read, 404, 'not_found', "reading another organisation's session");
+      expectError(read, 404, 'not_found', "reading another organisation's session");
     },
   },
   {
@@ -92,12 +91,12 @@ export const readChecks: Check[] = [
     section,
     title: 'the retired GET /api/transaction/{cs_id} gives 404 not_found for a checkout session',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const created = await ctx.session(org);
-      const read = await ctx.api('GET', `/api/transaction/${encodeURIComponent(created.id)}`, {
-        token: await ctx.token(org),
+      const org = await ctx.target.sharedOrganisation();
+      const created = await ctx.api.session(org);
+      const read = await ctx.api.send('GET', `/api/transaction/${encodeURIComponent(created.id)}`, {
+        token: await ctx.api.token(org),
       });
-      ctx.expectError(read, 404, 'not_found', 'GET /api/transaction/{cs_id}');
+      expectError(read, 404, 'not_found', 'GET /api/transaction/{cs_id}');
     },
   },
   {
@@ -107,19 +106,19 @@ export const readChecks: Check[] = [
     section,
     title: 'expiresAt is 24 hours after creation, on the create and on the read',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const created = await ctx.session(org);
-      const read = await ctx.readSession(org, created.id);
-      ctx.expectStatus(read, 200, 'reading a created session');
-      const span = Date.parse(read.json.expiresAt) - Date.parse(read.json.createdAt);
-      ctx.expect(
+      const org = await ctx.target.sharedOrganisation();
+      const created = await ctx.api.session(org);
+      const read = await ctx.api.readSession(org, created.id);
+      expectStatus(read, 200, 'reading a created session');
+      const expiresAt = Date.parse(text(read.json, 'expiresAt') ?? '');
+      const span = expiresAt - Date.parse(text(read.json, 'createdAt') ?? '');
+      expect(
         Math.abs(span - DAY_MS) <= 60_000,
         `expiresAt - createdAt is ${span / 3600000} h; the document says 24 hours.`,
         read,
       );
-      ctx.expect(
-        read.json.expiresAt === created.expiresAt ||
-          Math.abs(Date.parse(read.json.expiresAt) - Date.parse(created.expiresAt)) < 1000,
+      expect(
+        Math.abs(expiresAt - Date.parse(text(created, 'expiresAt') ?? '')) < 1000,
         'expiresAt differs between the create and the read.',
         read,
       );
@@ -131,18 +130,15 @@ export const readChecks: Check[] = [
     rule: 'States and transitions: expired; States rule 3',
     section,
     title: 'an unpaid session reads expired once 24 hours have passed',
-    needs: ['sandbox'],
+    requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      const created = await ctx.session(org);
-      await ctx.advanceClock(org, 24 * 3600 + 60);
-      const read = await ctx.readSession(org, created.id);
-      ctx.expectStatus(read, 200, 'reading the session 24 h 1 min later');
-      ctx.expect(
-        read.json?.status === 'expired',
-        `status must be expired 24 hours after creation; received ${JSON.stringify(read.json?.status)}.`,
-        read,
-      );
+      const org = await ctx.target.organisation();
+      const created = await ctx.api.session(org);
+      await ctx.target.advanceClock(org, 24 * 3600 + 60);
+      const read = await ctx.api.readSession(org, created.id);
+      expectStatus(read, 200, 'reading the session 24 h 1 min later');
+      const status = at(read.json, 'status');
+      expect(status === 'expired', `status must be expired 24 hours after creation; received ${show(status)}.`, read);
     },
   },
   {
@@ -151,21 +147,14 @@ export const readChecks: Check[] = [
     rule: 'Authentication 7; Resources: testMode',
     section,
     title: 'testMode is decided by the API key: false with a live key, true with a test key',
-    needs: ['sandbox'],
     async run(ctx) {
-      const org = await ctx.organisation();
-      const live = await ctx.createSession(org, sessionBody(), { mode: 'live' });
-      ctx.expectStatus(live, 200, 'creating with a live key');
-      ctx.expect(
-        live.json?.testMode === false,
-        `testMode must be false for a live key; received ${JSON.stringify(live.json?.testMode)}.`,
-        live,
-      );
-      const test = await ctx.session(org);
-      ctx.expect(
-        test.testMode === true,
-        `testMode must be true for a test key; received ${JSON.stringify(test.testMode)}.`,
-      );
+      const org = await ctx.target.organisation();
+      const live = await ctx.api.createSession(org, sessionBody(), { mode: 'live' });
+      expectStatus(live, 200, 'creating with a live key');
+      const liveMode = at(live.json, 'testMode');
+      expect(liveMode === false, `testMode must be false for a live key; received ${show(liveMode)}.`, live);
+      const test = await ctx.api.session(org);
+      expect(test.testMode === true, `testMode must be true for a test key; received ${show(test.testMode)}.`);
     },
   },
   {
@@ -175,12 +164,12 @@ export const readChecks: Check[] = [
     section,
     title:
       'GET /api/transaction/{link id} answers while the payment link is payable and is 404 not_found once it settles',
-    needs: ['sandbox'],
+    requires: ['attempt'],
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const token = await ctx.token(org);
+      const org = await ctx.target.sharedOrganisation();
+      const token = await ctx.api.token(org);
       // The payment link request shape is our modelling (the document does not show it).
-      const link = await ctx.api('POST', '/api/payment-links', {
+      const link = await ctx.api.send('POST', '/api/payment-links', {
         token,
         json: {
           amount: { total: 15 },
@@ -189,18 +178,21 @@ export const readChecks: Check[] = [
           checkoutMethod: 'card',
         },
       });
-      if (link.status !== 200)
+      const id = text(link.json, 'id');
+      if (link.status !== 200 || id === undefined) {
         throw new CheckSkipped(
           `POST /api/payment-links refused the modelled request (status ${link.status}); no link to read`,
         );
-      const id = encodeURIComponent(link.json.id);
-      const payable = await ctx.api('GET', `/api/transaction/${id}`, { token });
-      ctx.expectStatus(payable, 200, 'GET /api/transaction/{id} for a payable payment link');
-      await ctx.sandbox('POST', `/sandbox/payment-links/${id}/attempts`, { rail: 'card', outcome: 'succeeded' });
-      const settled = await ctx.api('GET', `/api/transaction/${id}`, { token });
-      ctx.expectError(settled, 404, 'not_found', 'GET /api/transaction/{id} for a settled payment link');
-      const read = await ctx.api('GET', `/api/payment-links/${id}`, { token });
-      ctx.expectStatus(read, 200, 'GET /api/payment-links/{id} after it settled (the supported read)');
+      }
+      ctx.api.remember(org, link);
+      const path = encodeURIComponent(id);
+      const payable = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
+      expectStatus(payable, 200, 'GET /api/transaction/{id} for a payable payment link');
+      await ctx.target.attempt(org, { kind: 'payment-link', id }, 'card', 'succeeded');
+      const settled = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
+      expectError(settled, 404, 'not_found', 'GET /api/transaction/{id} for a settled payment link');
+      const read = await ctx.api.send('GET', `/api/payment-links/${path}`, { token });
+      expectStatus(read, 200, 'GET /api/payment-links/{id} after it settled (the supported read)');
     },
   },
 ];

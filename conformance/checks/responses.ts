@@ -3,10 +3,12 @@
  * General conventions; Resources; Errors: Envelope): each is judged against the bundled
  * description, and reported as checks of their own. They run after the others.
  */
+import type { Check } from '../check.ts';
+import type { CheckContext } from '../context/check.ts';
 import { contractProblems, webhookBodyProblems, type ContractProblem } from '../contract.ts';
-import type { CheckContext } from '../context.ts';
-import { evidenceOf } from '../http.ts';
-import { CheckFailure, CheckSkipped, type Check } from '../types.ts';
+import type { Exchange } from '../exchange.ts';
+import { at, isObject, type JsonObject, show } from '../json.ts';
+import { CheckFailure, CheckSkipped } from '../outcome.ts';
 
 const section = 'Responses and errors';
 
@@ -20,6 +22,16 @@ function problemsOf(
   return seen.flatMap(contractProblems).filter((p) => (kind === 'any' || p.kind === kind) && p.level === level);
 }
 
+/** Every error envelope the run saw, with its error object. */
+function envelopes(ctx: CheckContext): Array<{ exchange: Exchange; error: JsonObject }> {
+  const found = ctx.run.exchanges.flatMap((exchange) => {
+    const error = at(exchange.json, 'error');
+    return isObject(error) && typeof error.code === 'string' ? [{ exchange, error }] : [];
+  });
+  if (found.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
+  return found;
+}
+
 function report(problems: ContractProblem[], total: number): void {
   if (problems.length === 0) return;
   const first = problems[0]!;
@@ -27,10 +39,9 @@ function report(problems: ContractProblem[], total: number): void {
     problems.length > 1
       ? ` (and ${problems.length - 1} more, first seen by ${[...new Set(problems.map((p) => p.exchange.checkId))].slice(0, 8).join(', ')})`
       : ` (seen by ${first.exchange.checkId})`;
-  throw new CheckFailure(
-    `${problems.length} of ${total} responses: ${first.message}${more}.`,
-    evidenceOf(first.exchange),
-  );
+  throw new CheckFailure(`${problems.length} of ${total} responses: ${first.message}${more}.`, {
+    exchange: first.exchange,
+  });
 }
 
 function responseCheck(
@@ -90,25 +101,16 @@ export const responseChecks: Check[] = [
     title: 'every error.doc_url is {docs_url}/errors/#<code>, with one {docs_url} for the whole service',
     phase: 'after',
     async run(ctx) {
-      const errors = ctx.run.exchanges.filter(
-        (e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string',
-      );
-      if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
       const bases = new Map<string, string>();
-      for (const e of errors) {
-        const { code, doc_url: url } = e.json.error;
-        const suffix = `/errors/#${code}`;
-        let absolute = false;
-        try {
-          absolute = Boolean(new URL(url).host);
-        } catch {
-          absolute = false;
-        }
-        if (typeof url !== 'string' || !absolute || !url.endsWith(suffix))
+      for (const { exchange: e, error } of envelopes(ctx)) {
+        const { code, doc_url: url } = error;
+        const suffix = `/errors/#${String(code)}`;
+        if (typeof url !== 'string' || !URL.canParse(url) || !new URL(url).host || !url.endsWith(suffix)) {
           throw new CheckFailure(
-            `error.doc_url for ${code} is ${JSON.stringify(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`,
-            evidenceOf(e),
+            `error.doc_url for ${String(code)} is ${show(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`,
+            { exchange: e },
           );
+        }
         bases.set(url.slice(0, -suffix.length), e.checkId);
       }
       if (bases.size > 1)
@@ -125,15 +127,11 @@ export const responseChecks: Check[] = [
     title: 'details appears only on validation_failed',
     phase: 'after',
     async run(ctx) {
-      const errors = ctx.run.exchanges.filter(
-        (e) => e.json?.error && typeof e.json.error === 'object' && typeof e.json.error.code === 'string',
-      );
-      if (errors.length === 0) throw new CheckSkipped('no error envelope was seen (run it with other checks)');
-      const wrong = errors.find((e) => e.json.error.code !== 'validation_failed' && 'details' in e.json.error);
+      const wrong = envelopes(ctx).find(({ error }) => error.code !== 'validation_failed' && 'details' in error);
       if (wrong)
         throw new CheckFailure(
-          `error.details appears on ${wrong.json.error.code}; it is only on validation_failed (seen by ${wrong.checkId}).`,
-          evidenceOf(wrong),
+          `error.details appears on ${String(wrong.error.code)}; it is only on validation_failed (seen by ${wrong.exchange.checkId}).`,
+          { exchange: wrong.exchange },
         );
     },
   },
@@ -143,6 +141,8 @@ export const responseChecks: Check[] = [
     rule: 'Events: Payload; Legacy payload',
     section,
     title: 'every webhook body the receiver got matches the documented payload (legacy bodies the legacy one)',
+    // Deliveries come only from payments the adapter made.
+    requires: ['attempt'],
     phase: 'after',
     async run(ctx) {
       const deliveries = ctx.run.receiver.all().filter((d) => d.body !== undefined || d.raw.length > 0);
@@ -152,9 +152,11 @@ export const responseChecks: Check[] = [
         const problem = webhookBodyProblems(d.body, d.path.includes('/legacy-'));
         if (problem)
           throw new CheckFailure(`The delivery to ${d.path} does not match the documented payload: ${problem}.`, {
-            request: `${d.method} ${d.path}\n\n${d.raw.toString('utf8')}`,
-            response: '(the suite’s receiver)',
-            curl: '',
+            evidence: {
+              request: `${d.method} ${d.path}\n\n${d.raw.toString('utf8')}`,
+              response: '(the suite’s receiver)',
+              curl: '',
+            },
           });
       }
     },

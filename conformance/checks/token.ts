@@ -4,17 +4,18 @@
  * an unknown client id and a wrong secret get the identical answer.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { CheckContext } from '../context.ts';
-import type { Exchange } from '../http.ts';
-import type { Check } from '../types.ts';
+import { expect, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import type { Exchange } from '../exchange.ts';
+import { at, show, text } from '../json.ts';
 
 const section = 'Endpoints: POST /api/token';
 
 /** The token endpoint's failure body: a plain string `error` (Errors: Envelope, exception). */
-function expectPlainError(ctx: CheckContext, exchange: Exchange, status: number, what: string) {
-  ctx.expectStatus(exchange, status, what);
-  ctx.expect(
-    typeof exchange.json?.error === 'string',
+export function expectPlainError(exchange: Exchange, status: number, what: string): void {
+  expectStatus(exchange, status, what);
+  expect(
+    typeof at(exchange.json, 'error') === 'string',
     `${what}: the body must be { "error": "<message string>" } (the token endpoint does not use the envelope).`,
     exchange,
   );
@@ -28,32 +29,21 @@ export const tokenChecks: Check[] = [
     section,
     title: 'A form-encoded key pair gets 200 with accessToken, tokenType Bearer and expiresIn, and the token works',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const exchange = await ctx.tokenRequest(org.keys.test);
-      ctx.expectStatus(exchange, 200, 'a valid form-encoded key pair');
-      const body = exchange.json ?? {};
-      ctx.expect(
-        typeof body.accessToken === 'string' && body.accessToken.length > 0,
-        'accessToken must be a non-empty string.',
+      const org = await ctx.target.sharedOrganisation();
+      const exchange = await ctx.api.tokenRequest(org.keys.test);
+      expectStatus(exchange, 200, 'a valid form-encoded key pair');
+      const accessToken = text(exchange.json, 'accessToken');
+      expect(accessToken, 'accessToken must be a non-empty string.', exchange);
+      const tokenType = at(exchange.json, 'tokenType');
+      expect(tokenType === 'Bearer', `tokenType must be "Bearer", received ${show(tokenType)}.`, exchange);
+      const expiresIn = at(exchange.json, 'expiresIn');
+      expect(
+        typeof expiresIn === 'string' && expiresIn.length > 0,
+        `expiresIn must be duration text (a string), received ${show(expiresIn)}.`,
         exchange,
       );
-      ctx.expect(
-        body.tokenType === 'Bearer',
-        `tokenType must be "Bearer", received ${JSON.stringify(body.tokenType)}.`,
-        exchange,
-      );
-      ctx.expect(
-        typeof body.expiresIn === 'string' && body.expiresIn.length > 0,
-        `expiresIn must be duration text (a string), received ${JSON.stringify(body.expiresIn)}.`,
-        exchange,
-      );
-      // The token is accepted: an unknown session is then 404, not 401.
-      const read = await ctx.api('GET', '/api/checkout-sessions/cs_conformance_unknown', { token: body.accessToken });
-      ctx.expect(
-        read.status !== 401,
-        'The issued token was refused with 401 on GET /api/checkout-sessions/{id}.',
-        read,
-      );
+      const read = await ctx.api.send('GET', '/api/checkout-sessions/cs_conformance_unknown', { token: accessToken });
+      expect(read.status !== 401, 'The issued token was refused with 401 on GET /api/checkout-sessions/{id}.', read);
     },
   },
   {
@@ -63,11 +53,11 @@ export const tokenChecks: Check[] = [
     section,
     title: 'A JSON body is refused with 400 even when the key pair is valid',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const exchange = await ctx.api('POST', '/api/token', {
+      const org = await ctx.target.sharedOrganisation();
+      const exchange = await ctx.api.send('POST', '/api/token', {
         json: { clientId: org.keys.test.clientId, clientSecret: org.keys.test.clientSecret },
       });
-      expectPlainError(ctx, exchange, 400, 'a JSON body on POST /api/token');
+      expectPlainError(exchange, 400, 'a JSON body on POST /api/token');
     },
   },
   {
@@ -77,9 +67,9 @@ export const tokenChecks: Check[] = [
     section,
     title: 'A missing clientId is refused with 400 { error: string }',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const exchange = await ctx.api('POST', '/api/token', { form: { clientSecret: org.keys.test.clientSecret } });
-      expectPlainError(ctx, exchange, 400, 'a form without clientId');
+      const org = await ctx.target.sharedOrganisation();
+      const exchange = await ctx.api.send('POST', '/api/token', { form: { clientSecret: org.keys.test.clientSecret } });
+      expectPlainError(exchange, 400, 'a form without clientId');
     },
   },
   {
@@ -89,14 +79,14 @@ export const tokenChecks: Check[] = [
     section,
     title: 'A missing clientSecret (and an empty body) is refused with 400 { error: string }',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const exchange = await ctx.api('POST', '/api/token', { form: { clientId: org.keys.test.clientId } });
-      expectPlainError(ctx, exchange, 400, 'a form without clientSecret');
-      const empty = await ctx.api('POST', '/api/token', {
+      const org = await ctx.target.sharedOrganisation();
+      const exchange = await ctx.api.send('POST', '/api/token', { form: { clientId: org.keys.test.clientId } });
+      expectPlainError(exchange, 400, 'a form without clientSecret');
+      const empty = await ctx.api.send('POST', '/api/token', {
         raw: '',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
       });
-      expectPlainError(ctx, empty, 400, 'an empty form');
+      expectPlainError(empty, 400, 'an empty form');
     },
   },
   {
@@ -106,21 +96,21 @@ export const tokenChecks: Check[] = [
     section,
     title: 'An unknown client id and a wrong secret both get 401 with the identical answer',
     async run(ctx) {
-      const org = await ctx.sharedOrganisation();
-      const unknown = await ctx.api('POST', '/api/token', {
+      const org = await ctx.target.sharedOrganisation();
+      const unknown = await ctx.api.send('POST', '/api/token', {
         form: { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret },
       });
-      expectPlainError(ctx, unknown, 401, 'an unknown clientId');
-      const wrong = await ctx.api('POST', '/api/token', {
+      expectPlainError(unknown, 401, 'an unknown clientId');
+      const wrong = await ctx.api.send('POST', '/api/token', {
         form: { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` },
       });
-      expectPlainError(ctx, wrong, 401, 'a wrong clientSecret');
-      ctx.expect(
+      expectPlainError(wrong, 401, 'a wrong clientSecret');
+      expect(
         isDeepStrictEqual(unknown.json, wrong.json),
         `The answers differ: unknown client id gave ${unknown.text}, wrong secret gave ${wrong.text}; the document requires the identical answer.`,
         wrong,
       );
-      ctx.expect(
+      expect(
         (unknown.headers['content-type'] ?? '') === (wrong.headers['content-type'] ?? ''),
         'The two answers have different content types.',
         wrong,

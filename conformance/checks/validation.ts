@@ -5,9 +5,12 @@
  * whose `details` name every failing field at once, `param` the field when exactly one
  * is to blame (else null).
  */
-import type { CheckContext } from '../context.ts';
-import { sessionBody } from '../context.ts';
-import type { Check, Level } from '../types.ts';
+import { expect, expectError, expectStatus } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { sessionBody } from '../context/api.ts';
+import type { CheckContext } from '../context/check.ts';
+import { at, isObject, list, show } from '../json.ts';
+import type { Level } from '../outcome.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (validation)';
 
@@ -299,24 +302,27 @@ const cases: Case[] = [
 ];
 
 async function accepted(ctx: CheckContext, c: Case) {
-  const org = await ctx.sharedOrganisation();
+  const org = await ctx.target.sharedOrganisation();
   const methods = c.id === 'VAL-029' ? ['open_banking', 'card', 'both'] : [undefined];
   for (const method of methods) {
     const body = sessionBody(method ? { ...c.patch, checkoutMethod: method } : c.patch);
-    const exchange = await ctx.createSession(org, body);
-    ctx.expectStatus(exchange, 200, `${c.title.replace(/ is accepted.*$/, '')}`);
-    const created = exchange.json;
-    if (body.amount?.total !== undefined) {
-      ctx.expect(
-        created?.amount?.total === body.amount.total,
-        `The created session's amount.total is ${JSON.stringify(created?.amount?.total)}, sent ${body.amount.total}.`,
+    const exchange = await ctx.api.createSession(org, body);
+    expectStatus(exchange, 200, `${c.title.replace(/ is accepted.*$/, '')}`);
+    const sentTotal = at(body, 'amount', 'total');
+    if (sentTotal !== undefined) {
+      const total = at(exchange.json, 'amount', 'total');
+      expect(
+        total === sentTotal,
+        `The created session's amount.total is ${show(total)}, sent ${show(sentTotal)}.`,
         exchange,
       );
     }
-    if (body.creditorReference?.code !== undefined) {
-      ctx.expect(
-        created?.code === body.creditorReference.code,
-        `The given creditorReference.code must be returned as code; received ${JSON.stringify(created?.code)}.`,
+    const sentCode = at(body, 'creditorReference', 'code');
+    if (sentCode !== undefined) {
+      const code = at(exchange.json, 'code');
+      expect(
+        code === sentCode,
+        `The given creditorReference.code must be returned as code; received ${show(code)}.`,
         exchange,
       );
     }
@@ -324,51 +330,46 @@ async function accepted(ctx: CheckContext, c: Case) {
 }
 
 async function refused(ctx: CheckContext, c: Case) {
-  const org = await ctx.sharedOrganisation();
-  const exchange = await ctx.createSession(org, sessionBody(c.patch));
+  const org = await ctx.target.sharedOrganisation();
+  const exchange = await ctx.api.createSession(org, sessionBody(c.patch));
   const codes = ['validation_failed', ...(c.orCodes ?? [])];
-  const error = ctx.expectError(exchange, 400, codes, c.title.replace(/ (is|are) refused.*$/, ''));
+  const error = expectError(exchange, 400, codes, c.title.replace(/ (is|are) refused.*$/, ''));
   if (error.code !== 'validation_failed') return;
   const fields = c.fails!;
-  ctx.expect(
-    Array.isArray(error.details),
-    'validation_failed must carry details: one entry per failing field.',
-    exchange,
-  );
-  const named = new Set<string>(error.details.map((d: any) => d?.field));
+  expect(Array.isArray(error.details), 'validation_failed must carry details: one entry per failing field.', exchange);
+  const details = list(error, 'details');
+  const named = new Set(details.map((d) => at(d, 'field')));
   const namesIt = (f: string, field: unknown) =>
     field === f || (Boolean(c.orSubfields) && typeof field === 'string' && field.startsWith(`${f}.`));
   const missing = fields.filter((f) => ![...named].some((field) => namesIt(f, field)));
-  ctx.expect(
+  expect(
     missing.length === 0,
-    `details must name ${missing.join(', ')}; it names ${[...named].join(', ') || 'nothing'}.`,
+    `details must name ${missing.join(', ')}; it names ${[...named].map(String).join(', ') || 'nothing'}.`,
     exchange,
   );
-  for (const detail of error.details) {
-    const constraints = detail?.constraints;
-    ctx.expect(
-      constraints &&
-        typeof constraints === 'object' &&
-        !Array.isArray(constraints) &&
+  for (const detail of details) {
+    const constraints = at(detail, 'constraints');
+    expect(
+      isObject(constraints) &&
         Object.keys(constraints).length > 0 &&
         Object.values(constraints).every((m) => typeof m === 'string'),
-      `details entry for ${detail?.field} must have constraints: an object mapping a constraint name to a message.`,
+      `details entry for ${String(at(detail, 'field'))} must have constraints: an object mapping a constraint name to a message.`,
       exchange,
     );
   }
   const expectedParam = fields.length === 1 ? fields[0] : null;
-  ctx.expect('param' in error, 'error.param must always be present.', exchange);
+  expect('param' in error, 'error.param must always be present.', exchange);
   // A missing object named by its missing fields: param names the one entry, or is null for several.
   const paramOk = c.orSubfields
-    ? error.details.length === 1
+    ? details.length === 1
       ? namesIt(fields[0]!, error.param) && named.has(error.param)
       : error.param === null || error.param === fields[0]
     : error.param === expectedParam;
-  ctx.expect(
+  expect(
     paramOk,
     fields.length === 1
-      ? `param must name the one offending field ${expectedParam}; received ${JSON.stringify(error.param)}.`
-      : `param must be null when several fields fail (no single field is to blame); received ${JSON.stringify(error.param)}.`,
+      ? `param must name the one offending field ${expectedParam}; received ${show(error.param)}.`
+      : `param must be null when several fields fail (no single field is to blame); received ${show(error.param)}.`,
     exchange,
   );
 }
@@ -389,18 +390,13 @@ validationChecks.push({
   section,
   title: 'error.doc_url of validation_failed is {docs_url}/errors/#validation_failed',
   async run(ctx) {
-    const org = await ctx.sharedOrganisation();
-    const exchange = await ctx.createSession(org, sessionBody({ amount: { total: 0 } }));
-    const error = ctx.expectError(exchange, 400, 'validation_failed', 'total 0');
-    let absolute = false;
-    try {
-      absolute = Boolean(new URL(error.doc_url).protocol);
-    } catch {
-      absolute = false;
-    }
-    ctx.expect(
-      absolute && String(error.doc_url).endsWith('/errors/#validation_failed'),
-      `doc_url must be {docs_url}/errors/#validation_failed; received ${JSON.stringify(error.doc_url)}.`,
+    const org = await ctx.target.sharedOrganisation();
+    const exchange = await ctx.api.createSession(org, sessionBody({ amount: { total: 0 } }));
+    const error = expectError(exchange, 400, 'validation_failed', 'total 0');
+    const docUrl = typeof error.doc_url === 'string' ? error.doc_url : '';
+    expect(
+      URL.canParse(docUrl) && docUrl.endsWith('/errors/#validation_failed'),
+      `doc_url must be {docs_url}/errors/#validation_failed; received ${show(error.doc_url)}.`,
       exchange,
     );
   },

@@ -1,10 +1,13 @@
 /**
  * The console reporter: one line per check as it finishes (live progress), then a
- * summary grouped by document section and the reasons of every failure. Colour only on
- * a TTY and without NO_COLOR (picocolors decides).
+ * summary by document section, the coverage, every failure with its reason and a curl
+ * line, every error, and the verdict. Colour only on a TTY and without NO_COLOR
+ * (picocolors decides).
  */
 import pc from 'picocolors';
-import { failsRun, type Report, type Result } from '../types.ts';
+import type { Capability } from '../adapter.ts';
+import { failsRun, type Report, type Result } from '../outcome.ts';
+import { countsOf, coverageText, failuresOf, verdictOf } from './summary.ts';
 
 export interface Output {
   write(text: string): void;
@@ -15,9 +18,13 @@ const mark = (r: Result, strict: boolean) =>
     ? pc.green('✓')
     : r.status === 'skipped'
       ? pc.dim('-')
-      : failsRun(r.level, strict)
-        ? pc.red('✗')
-        : pc.yellow('!');
+      : r.status === 'error'
+        ? pc.magenta('E')
+        : failsRun(r.level, strict)
+          ? pc.red('✗')
+          : pc.yellow('!');
+
+const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 200);
 
 export class ConsoleReporter {
   private done = 0;
@@ -28,8 +35,10 @@ export class ConsoleReporter {
     private readonly strict: boolean,
   ) {}
 
-  start(target: string): void {
+  start(target: string, adapter: string, capabilities: Capability[]): void {
+    const offers = capabilities.length === 0 ? 'no capability' : capabilities.join(', ');
     this.out.write(`${pc.bold('payment-conformance')} ${target}: ${this.total} checks\n`);
+    this.out.write(pc.dim(`adapter: ${adapter} (${offers})\n`));
   }
 
   result(r: Result): void {
@@ -40,8 +49,10 @@ export class ConsoleReporter {
       r.status === 'skipped'
         ? pc.dim(` skipped: ${r.reason}`)
         : r.status === 'failed'
-          ? ` ${pc.red(r.reason.split('\n')[0]!.slice(0, 200))}`
-          : pc.dim(` ${r.durationMs} ms`);
+          ? ` ${pc.red(firstLine(r.reason))}`
+          : r.status === 'error'
+            ? ` ${pc.magenta(`error: ${firstLine(r.reason)}`)}`
+            : pc.dim(` ${r.durationMs} ms`);
     this.out.write(`${counter} ${mark(r, this.strict)} ${pc.bold(r.id)} ${r.title}${level}${tail}\n`);
   }
 
@@ -52,13 +63,15 @@ export class ConsoleReporter {
     for (const [name, results] of sections) {
       const count = (s: Result['status']) => results.filter((r) => r.status === s).length;
       const failed = count('failed');
-      const line = `${String(count('passed')).padStart(3)} passed  ${String(failed).padStart(2)} failed  ${String(count('skipped')).padStart(2)} skipped  ${name}`;
-      this.out.write(`  ${failed > 0 ? pc.red(line) : line}\n`);
+      const errors = count('error');
+      const line = `${String(count('passed')).padStart(3)} passed  ${String(failed).padStart(2)} failed  ${String(count('skipped')).padStart(2)} skipped${errors > 0 ? `  ${errors} error` : ''}  ${name}`;
+      this.out.write(`  ${failed > 0 ? pc.red(line) : errors > 0 ? pc.magenta(line) : line}\n`);
     }
-    const failures = report.results.filter((r) => r.status === 'failed');
-    if (failures.length > 0) {
+    this.out.write(`\n${coverageText(report.coverage)}\n`);
+    const { gating, soft } = failuresOf(report);
+    if (gating.length + soft.length > 0) {
       this.out.write(`\n${pc.bold('Failures')}\n`);
-      for (const r of failures) {
+      for (const r of [...gating, ...soft]) {
         const gate = failsRun(r.level, report.strictAssumptions)
           ? ''
           : pc.yellow(` [${r.level}: does not fail the run]`);
@@ -66,14 +79,17 @@ export class ConsoleReporter {
         if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl)}\n`);
       }
     }
-    const { passed, failed, skipped } = report.summary;
-    const gating = failures.filter((r) => failsRun(r.level, report.strictAssumptions)).length;
-    const verdict =
-      gating > 0
-        ? pc.red(pc.bold(`FAILED: ${gating} required check${gating === 1 ? '' : 's'} failed`))
-        : pc.green(pc.bold('PASSED: every must check passed'));
+    const errors = report.results.filter((r) => r.status === 'error');
+    if (errors.length > 0) {
+      this.out.write(
+        `\n${pc.bold('Errors')} ${pc.dim('(no verdict on the target: an adapter call failed or did not take effect)')}\n`,
+      );
+      for (const r of errors) this.out.write(`\n${pc.magenta(pc.bold(r.id))} ${r.title}\n  ${r.reason}\n`);
+    }
+    const verdict = verdictOf(report);
+    const colour = verdict.kind === 'failed' ? pc.red : verdict.kind === 'error' ? pc.magenta : pc.green;
     this.out.write(
-      `\n${verdict}  (${passed} passed, ${failed} failed, ${skipped} skipped in ${(report.durationMs / 1000).toFixed(1)} s)\n`,
+      `\n${colour(pc.bold(verdict.text))}\n${countsOf(report)} in ${(report.durationMs / 1000).toFixed(1)} s\n`,
     );
     for (const file of files) this.out.write(`report: ${file}\n`);
   }

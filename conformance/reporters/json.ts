@@ -1,7 +1,10 @@
-/** The JSON report, exactly in the format the design fixes (DIR/conformance.json). */
+/**
+ * The JSON report (DIR/conformance.json), in the format the design fixes, with the
+ * adapter that drove the target and the run's coverage beside it.
+ */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Report } from '../types.ts';
+import type { Report } from '../outcome.ts';
 
 export function jsonReport(report: Report): string {
   return `${JSON.stringify(
@@ -9,7 +12,9 @@ export function jsonReport(report: Report): string {
       target: report.target,
       startedAt: report.startedAt,
       durationMs: report.durationMs,
+      adapter: report.adapter,
       summary: report.summary,
+      coverage: report.coverage,
       results: report.results.map((r) => ({
         id: r.id,
         rule: r.rule,
@@ -17,6 +22,7 @@ export function jsonReport(report: Report): string {
         title: r.title,
         status: r.status,
         reason: r.reason,
+        requires: r.requires,
         ...(r.evidence ? { evidence: r.evidence } : {}),
       })),
     },

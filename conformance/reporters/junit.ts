@@ -1,12 +1,14 @@
 /**
- * JUnit XML for CI (DIR/conformance.junit.xml): one testsuite per document section, one
- * testcase per check. Only failures that fail the run are <failure>; a failed `should`
- * or `assumption` check is reported as <skipped> with the reason, so CI stays green
- * exactly when the exit status is 0.
+ * JUnit XML for CI (DIR/conformance.junit.xml): a first testsuite "coverage" with the
+ * run's coverage as properties, then one testsuite per document section, one testcase per
+ * check. Only failures that fail the run are <failure>; a failed `should` or `assumption`
+ * check is <skipped> with the reason, and a check that could not be judged is <error>, so
+ * CI agrees with the exit status.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failsRun, type Report, type Result } from '../types.ts';
+import { failsRun, type Report, type Result } from '../outcome.ts';
+import { coverageText, skipGroups } from './summary.ts';
 
 /** Any character XML 1.0 forbids (https://www.w3.org/TR/xml/#charsets). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the allowed set names the three control characters XML keeps
@@ -27,6 +29,8 @@ function testcase(r: Result, strict: boolean): string {
   const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">`;
   if (r.status === 'passed') return `${head}</testcase>`;
   if (r.status === 'skipped') return `${head}\n      <skipped message="${xmlEscape(r.reason)}"/>\n    </testcase>`;
+  if (r.status === 'error')
+    return `${head}\n      <error message="${xmlEscape(r.reason)}" type="AdapterError">${xmlEscape(r.reason)}</error>\n    </testcase>`;
   const detail = [
     r.reason,
     r.evidence?.request && `--- request\n${r.evidence.request}`,
@@ -40,21 +44,36 @@ function testcase(r: Result, strict: boolean): string {
   return `${head}\n      <failure message="${xmlEscape(r.reason)}" type="${r.level}">${xmlEscape(detail)}</failure>\n    </testcase>`;
 }
 
+function coverageSuite(report: Report): string {
+  const { coverage } = report;
+  const properties = [
+    ['adapter', report.adapter.name],
+    ['adapter.capabilities', report.adapter.capabilities.join(',')],
+    ['coverage.judged', String(coverage.judged)],
+    ['coverage.total', String(coverage.total)],
+    ...skipGroups(coverage).map((g) => [`coverage.skipped.${g.what.replace(/ /g, '-')}`, String(g.count)]),
+  ];
+  const lines = properties.map(
+    ([name, value]) => `      <property name="${xmlEscape(name!)}" value="${xmlEscape(value!)}"/>`,
+  );
+  return `  <testsuite name="coverage" tests="0" failures="0" errors="0" skipped="0" time="0" timestamp="${xmlEscape(report.startedAt)}">\n    <properties>\n${lines.join('\n')}\n    </properties>\n    <system-out>${xmlEscape(coverageText(coverage))}</system-out>\n  </testsuite>`;
+}
+
 export function junitReport(report: Report): string {
+  const strict = report.strictAssumptions;
   const sections = new Map<string, Result[]>();
   for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
+  const failuresIn = (results: Result[]) =>
+    results.filter((r) => r.status === 'failed' && failsRun(r.level, strict)).length;
+  const errorsIn = (results: Result[]) => results.filter((r) => r.status === 'error').length;
   const suites = [...sections.entries()].map(([name, results]) => {
-    const failures = results.filter((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions)).length;
     const skipped = results.filter(
-      (r) => r.status === 'skipped' || (r.status === 'failed' && !failsRun(r.level, report.strictAssumptions)),
+      (r) => r.status === 'skipped' || (r.status === 'failed' && !failsRun(r.level, strict)),
     ).length;
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
-    return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failures}" errors="0" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, report.strictAssumptions)).join('\n')}\n  </testsuite>`;
+    return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict)).join('\n')}\n  </testsuite>`;
   });
-  const failures = report.results.filter(
-    (r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions),
-  ).length;
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failures}" time="${(report.durationMs / 1000).toFixed(3)}">\n${suites.join('\n')}\n</testsuites>\n`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...suites].join('\n')}\n</testsuites>\n`;
 }
 
 export function writeJunitReport(report: Report, dir: string): string {

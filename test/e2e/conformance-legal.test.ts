@@ -107,9 +107,9 @@ const repeatedDelivery: Mutation = {
 
 function combine(...mutations: Mutation[]): Mutation {
   return {
-    request: async (m, k) => {
+    request: async (m, k, f) => {
       let out: Message | Reply = m;
-      for (const x of mutations) if (x.request && !('status' in out)) out = await x.request(out, k);
+      for (const x of mutations) if (x.request && !('status' in out)) out = await x.request(out, k, f);
       return out;
     },
     response: async (m, r, k, f) => {

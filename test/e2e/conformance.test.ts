@@ -4,6 +4,7 @@
  * statuses for usage and setup errors; and a target without a sandbox API (checks that
  * need it are skipped with the reason, the rest run from --config profiles).
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,12 +13,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
 import { editJson, type Mutation } from '../support/mutating-proxy.ts';
-import { curlOf, evidenceOf, rememberSandboxToken } from '../../conformance/http.ts';
-import { RunContext } from '../../conformance/context.ts';
+import type { Check } from '../../conformance/check.ts';
+import type { CheckContext } from '../../conformance/context/check.ts';
+import { RunContext } from '../../conformance/context/run.ts';
+import { curlOf, evidenceOf } from '../../conformance/http.ts';
 import { CaptureReceiver } from '../../conformance/receiver.ts';
-import { runChecks } from '../../conformance/runner.ts';
+import { Redactor } from '../../conformance/redact.ts';
 import { Registry } from '../../conformance/registry.ts';
-import type { Check } from '../../conformance/types.ts';
+import { runChecks } from '../../conformance/runner.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -58,7 +61,15 @@ describe('the whole suite against the reference server', () => {
 
   it('reports every listed check once, in the JSON format of the design', () => {
     const report = full.report!;
-    expect(Object.keys(report).sort()).toEqual(['durationMs', 'results', 'startedAt', 'summary', 'target'].sort());
+    expect(Object.keys(report).sort()).toEqual(
+      ['adapter', 'coverage', 'durationMs', 'results', 'startedAt', 'summary', 'target'].sort(),
+    );
+    expect(report.adapter).toEqual({
+      name: 'sandbox',
+      capabilities: expect.arrayContaining(['attempt', 'advanceClock']),
+    });
+    expect(report.summary).toEqual({ passed: listed.length, failed: 0, skipped: 0, error: 0 });
+    expect(report.coverage).toEqual({ judged: listed.length, total: listed.length, skippedFor: {}, skippedOther: 0 });
     expect(report.target).toBe(t.url);
     expect(Number.isNaN(Date.parse(report.startedAt))).toBe(false);
     expect(report.results.map((r) => r.id)).toEqual(listed.map((c) => c.id));
@@ -67,7 +78,7 @@ describe('the whole suite against the reference server', () => {
         Object.keys(r)
           .filter((k) => k !== 'evidence')
           .sort(),
-      ).toEqual(['id', 'level', 'reason', 'rule', 'status', 'title']);
+      ).toEqual(['id', 'level', 'reason', 'requires', 'rule', 'status', 'title']);
       expect(['must', 'should', 'assumption']).toContain(r.level);
     }
   });
@@ -81,7 +92,8 @@ describe('the whole suite against the reference server', () => {
     expect(full.stdout).toMatch(/\[\s*1\/\d+\] ✓ /);
     expect(full.stdout).toContain('By section of the service document');
     expect(full.stdout).toMatch(/\d+ passed\s+0 failed\s+0 skipped\s+Events/);
-    expect(full.stdout).toContain('PASSED: every must check passed');
+    expect(full.stdout).toContain('PASSED: no must check failed');
+    expect(full.stdout).toContain(`Coverage: ${listed.length} of ${listed.length} checks judged; none skipped`);
     expect(full.stdout).not.toContain('\u001b['); // NO_COLOR: no escape sequence
   });
 
@@ -93,12 +105,14 @@ describe('the whole suite against the reference server', () => {
     expect(xml).not.toContain('<failure');
   });
 
-  it('writes one self-contained HTML report: results by section, no external resources', () => {
+  it('writes one self-contained HTML report: results by section with anchors, no external resources', () => {
     const html = readFileSync(path.join(full.dir, 'conformance.html'), 'utf8');
     expect(html).toMatch(/^<!doctype html>/);
-    expect(html).toContain('<h2>Events');
-    for (const c of listed) expect(html).toContain(`id="${c.id}"`);
-    expect(html).not.toMatch(/<(script|link|img|iframe)\b|\bsrc=|\bhref=|@import|url\(/i);
+    expect(html).toContain('>Events</a>');
+    for (const c of listed) expect(html).toContain(`<tr id="${c.id}"`);
+    expect(html).not.toMatch(/<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\(/i);
+    // Every link is an anchor inside the report.
+    for (const [, href] of html.matchAll(/\bhref="([^"]*)"/g)) expect(href).toMatch(/^#/);
   });
 });
 
@@ -165,13 +179,10 @@ describe('selection, exit statuses and targets without a sandbox', () => {
     expect(badToken.stderr).toMatch(/sandbox/i);
   });
 
-  it('without a sandbox token or profiles, skips every check with the reason and exits 0', async () => {
-    const run = await runSuite(['--base-url', t.url, '--only', 'TOKEN-001,AUTH-006,READ-003']);
-    expect(run.code, explain(run)).toBe(0);
-    for (const r of run.report!.results) {
-      expect(r.status).toBe('skipped');
-      expect(r.reason).toMatch(/--sandbox-token|--config/);
-    }
+  it('without a way to organisations (no sandbox token, adapter or profiles) is a setup error, exit 2', async () => {
+    const run = await cli(['run', '--base-url', t.url, '--only', 'TOKEN-001,AUTH-006,READ-003']);
+    expect(run.code).toBe(2);
+    expect(run.stderr).toMatch(/Nothing to check with: give --sandbox-token, an --adapter .* or --config profiles/);
   });
 
   it('with --config profiles, runs what the profiles allow and skips what needs the sandbox', async () => {
@@ -200,9 +211,18 @@ describe('selection, exit statuses and targets without a sandbox', () => {
     const status = (id: string) => run.result(id).status;
     for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-003', 'VAL-003', 'IDEM-001', 'READ-003', 'RESP-003'])
       expect(status(id), explain(run)).toBe('passed');
-    for (const id of ['AUTH-006', 'AUTH-008', 'READ-006', 'CFG-001', 'HOOK-001']) {
+    for (const [id, needs] of [
+      ['AUTH-006', /^needs createOrganisation, advanceClock \(/],
+      ['AUTH-008', /^needs createOrganisation, createApiKey, deleteApiKey \(/],
+      ['READ-006', /^needs createOrganisation, advanceClock \(/],
+      [
+        'CFG-001',
+        /^needs an organisation with \{"cardEnabled":false\}.*: createOrganisation, or such a --config profile/,
+      ],
+      ['HOOK-001', /^needs attempt \(the adapter does not offer it\)$/],
+    ] as const) {
       expect(status(id)).toBe('skipped');
-      expect(run.result(id).reason).toMatch(/sandbox/);
+      expect(run.result(id).reason).toMatch(needs);
     }
   });
 });
@@ -246,10 +266,11 @@ describe('reports of a failing run', () => {
       /^curl -sS -i -X GET 'http:\/\/127\.0\.0\.1:\d+\/api\/checkout-sessions\/cs_[^']+' -H "authorization: Bearer \$TOKEN"$/,
     );
     const html = readFileSync(path.join(run.dir, 'conformance.html'), 'utf8');
-    expect(html).not.toContain('<script>');
+    expect(html).not.toContain('<script>alert');
+    expect(html.match(/<script>/g), 'only the report’s own filter script').toHaveLength(1);
     expect(html).toContain('&lt;script&gt;alert(\\&quot;x\\&quot;)&lt;/script&gt; &amp; more'); // JSON-escaped, then HTML-escaped
     expect(html).toContain('curl -sS -i -X GET');
-    expect(html).toContain('FAILED: 1 required check failed');
+    expect(html).toContain('FAILED: 1 must check failed');
     const xml = readFileSync(path.join(run.dir, 'conformance.junit.xml'), 'utf8');
     expect(xml).toMatch(/<failure message="[^"]*403[^"]*" type="must">/);
     expect(xml).toContain('&lt;script&gt;');
@@ -279,23 +300,66 @@ describe('reports of a failing run', () => {
             }
           : r,
     };
-    const lenient = await runVariant(t.url, { name: 'order', only: 'CFG-009', api: mutation });
+    const lenient = await runVariant(t.url, {
+      name: 'order',
+      only: 'CFG-009,TOKEN-001',
+      api: mutation,
+      args: ['--reporter', 'json,console'],
+    });
     expect(lenient.result('CFG-009').status, explain(lenient)).toBe('failed');
     expect(lenient.code).toBe(0);
+    // The verdict says what failed and whether it counts, in plain words.
+    expect(lenient.stdout).toContain('PASSED: no must check failed; 1 other check failed without failing the run\n');
+    expect(lenient.stdout).toMatch(/\n2 checks: 1 passed, 1 failed, 0 skipped in [\d.]+ s\n/);
     const strict = await runVariant(t.url, {
       name: 'order',
       only: 'CFG-009',
       api: mutation,
-      args: ['--strict-assumptions'],
+      args: ['--strict-assumptions', '--reporter', 'json,console'],
     });
     expect(strict.result('CFG-009').status).toBe('failed');
     expect(strict.code).toBe(1);
+    expect(strict.stdout).toContain('FAILED: 1 must or assumption check failed');
   }, 120_000);
+});
+
+describe('a failure’s curl line', () => {
+  it('pastes into a shell as it is printed, and reproduces the request (the token request: its secret from $CLIENT_SECRET)', async () => {
+    let clientSecret = '';
+    const run = await runVariant(t.url, {
+      name: 'tokenType',
+      only: 'TOKEN-001',
+      api: {
+        response: (m, r) => {
+          if (pathOf(m) !== '/api/token' || r.status !== 200) return r;
+          clientSecret = new URLSearchParams(m.body).get('clientSecret') ?? '';
+          return editJson(r, (b) => ({ ...b, tokenType: 'bearer' }));
+        },
+      },
+    });
+    const failed = run.result('TOKEN-001');
+    expect(failed.status, explain(run)).toBe('failed');
+    const curl = failed.evidence!.curl;
+    expect(curl).toMatch(/--data-raw "clientId=ck_test_\w+&clientSecret=\$CLIENT_SECRET"$/);
+    expect(curl).not.toContain(clientSecret);
+    // The run's proxy is gone: the same request goes to the server itself.
+    const line = curl.replace(/http:\/\/127\.0\.0\.1:\d+/, t.url);
+    const shell = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('bash', ['-c', line], { env: { ...process.env, CLIENT_SECRET: clientSecret } });
+      let out = '';
+      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+      child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+      child.on('exit', (code) => resolve({ code, out }));
+    });
+    expect(shell.code, shell.out).toBe(0);
+    expect(shell.out).toMatch(/^HTTP\/1\.1 200/);
+    expect(shell.out).toContain('"accessToken"');
+  }, 60_000);
 });
 
 describe('secrets never reach the output', () => {
   it('evidence shows placeholders for every kind of credential, request and response', () => {
-    rememberSandboxToken('sbx_unit_sandbox_token_123');
+    const redactor = new Redactor('sbx_unit_sandbox_token_123');
     type Sent = { method: string; url: string; headers: Record<string, string>; body?: string };
     const request: Sent = {
       method: 'POST',
@@ -319,7 +383,10 @@ describe('secrets never reach the output', () => {
       json,
       checkId: 'X-001',
     });
-    const token = evidenceOf(exchange(request, { accessToken: 'at_unit_value', tokenType: 'Bearer', expiresIn: '5m' }));
+    const token = evidenceOf(
+      exchange(request, { accessToken: 'at_unit_value', tokenType: 'Bearer', expiresIn: '5m' }),
+      redactor,
+    );
     expect(JSON.stringify(token)).not.toMatch(/cs_secret_value_1|at_unit_value/);
     expect(token.request).toContain('clientSecret=$CLIENT_SECRET');
     expect(token.curl).toContain('--data-raw "clientId=ck_1&clientSecret=$CLIENT_SECRET"');
@@ -334,20 +401,24 @@ describe('secrets never reach the output', () => {
         },
         org,
       ),
+      redactor,
     );
     expect(JSON.stringify(sandbox)).not.toMatch(/sbx_unit_sandbox_token_123|whsec_unit_1|sk_test_unit|sk_live_unit/);
     expect(sandbox.request).toContain('authorization: Bearer $SANDBOX_TOKEN');
     expect(sandbox.response).toContain('"webhookSigningSecret":"$WEBHOOK_SECRET"');
-    const json = curlOf({
-      method: 'POST',
-      url: 'http://127.0.0.1:1/api/token',
-      headers: { authorization: 'Basic Y2tfMTpzZWNyZXQ=' },
-      body: JSON.stringify({ clientId: 'ck_1', clientSecret: 'json secret' }),
-    });
+    const json = curlOf(
+      {
+        method: 'POST',
+        url: 'http://127.0.0.1:1/api/token',
+        headers: { authorization: 'Basic Y2tfMTpzZWNyZXQ=' },
+        body: JSON.stringify({ clientId: 'ck_1', clientSecret: 'json secret' }),
+      },
+      redactor,
+    );
     expect(json).toContain(`-H "authorization: Basic $CREDENTIALS"`);
     expect(json).toContain(`"{\\"clientId\\":\\"ck_1\\",\\"clientSecret\\":\\"$CLIENT_SECRET\\"}"`);
     expect(
-      curlOf({ method: 'GET', url: 'http://h/x', headers: { authorization: 'Bearer Bearer at_unit_value' } }),
+      curlOf({ method: 'GET', url: 'http://h/x', headers: { authorization: 'Bearer Bearer at_unit_value' } }, redactor),
     ).toContain('"authorization: Bearer Bearer $TOKEN"');
   });
 
@@ -359,7 +430,7 @@ describe('secrets never reach the output', () => {
       request: (m) => {
         const deletedKey = /^\/sandbox\/api-keys\/([^/]+)$/.exec(pathOf(m));
         if (m.method === 'DELETE' && deletedKey) deleted.add(decodeURIComponent(deletedKey[1]!));
-        // The sandbox clock breaks: AUTH-006/007 fail with a sandbox request as evidence.
+        // The sandbox clock breaks: AUTH-006/007 end in error (an adapter call failed), their reason naming it.
         if (/\/clock$/.test(pathOf(m)))
           return {
             status: 500,
@@ -400,8 +471,12 @@ describe('secrets never reach the output', () => {
       args: ['--reporter', 'json,junit,html,console'],
     });
     expect(run.code, explain(run)).toBe(1);
-    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-002', 'AUTH-006', 'AUTH-008'])
+    for (const id of ['TOKEN-001', 'TOKEN-005', 'AUTH-002', 'AUTH-008'])
       expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
+    expect(run.result('AUTH-006').status).toBe('error');
+    expect(run.result('AUTH-006').reason).toMatch(
+      /^advanceClock\(org_\w+, 310\) failed: POST \/sandbox\/organisations\/org_\w+\/clock answered 500/,
+    );
     expect(secrets.size).toBeGreaterThan(4);
     const outputs = {
       json: readFileSync(path.join(run.dir, 'conformance.json'), 'utf8'),
@@ -412,7 +487,7 @@ describe('secrets never reach the output', () => {
     for (const [name, text] of Object.entries(outputs))
       for (const secret of secrets) expect(text.includes(secret), `${name} shows the secret ${secret}`).toBe(false);
     const evidence = JSON.stringify(run.report!.results.map((r) => r.evidence));
-    for (const placeholder of ['$CLIENT_SECRET', '$ACCESS_TOKEN', 'Bearer $SANDBOX_TOKEN', 'Basic $CREDENTIALS'])
+    for (const placeholder of ['$CLIENT_SECRET', '$ACCESS_TOKEN', 'Basic $CREDENTIALS'])
       expect(evidence).toContain(placeholder);
   }, 120_000);
 });
@@ -517,12 +592,13 @@ describe('a check that runs out of time', () => {
       const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
       const run = new RunContext({
         baseUrl,
-        sandboxToken: undefined,
+        adapter: { capabilities: [] },
+        adapterName: 'config',
         profiles: [{ clientId: 'c', clientSecret: 's_unit' }],
         receiver: new CaptureReceiver(),
         settleMs: 100,
       });
-      const check = (id: string, body: (ctx: any) => Promise<void>): Check => ({
+      const check = (id: string, body: (ctx: CheckContext) => Promise<void>): Check => ({
         id,
         level: 'must',
         rule: 'Limits',
@@ -534,12 +610,12 @@ describe('a check that runs out of time', () => {
         run,
         [
           check('ABC-001', async (ctx) => {
-            await ctx.api('GET', '/hang');
-            await ctx.api('GET', '/after-request');
+            await ctx.api.send('GET', '/hang');
+            await ctx.api.send('GET', '/after-request');
           }),
           check('ABC-002', async (ctx) => {
-            await ctx.settle(800);
-            await ctx.api('GET', '/after-wait');
+            await ctx.hooks.settle(800);
+            await ctx.api.send('GET', '/after-wait');
           }),
         ],
         { concurrency: 2, checkTimeoutMs: 300 },

@@ -13,8 +13,9 @@ export interface ReportResult {
   rule: string;
   level: 'must' | 'should' | 'assumption';
   title: string;
-  status: 'passed' | 'failed' | 'skipped';
+  status: 'passed' | 'failed' | 'skipped' | 'error';
   reason: string;
+  requires: string[];
   evidence?: { request: string; response: string; curl: string };
 }
 
@@ -22,7 +23,9 @@ export interface JsonReport {
   target: string;
   startedAt: string;
   durationMs: number;
-  summary: { passed: number; failed: number; skipped: number };
+  adapter: { name: string; capabilities: string[] };
+  summary: { passed: number; failed: number; skipped: number; error: number };
+  coverage: { judged: number; total: number; skippedFor: Record<string, number>; skippedOther: number };
   results: ReportResult[];
 }
 
@@ -36,28 +39,48 @@ export interface CliRun {
   result(id: string): ReportResult;
 }
 
+export interface CliOptions {
+  /** Options for node itself, e.g. a loader for an adapter written in TypeScript. */
+  nodeArgs?: string[];
+  /** Lines of standard output, as they come. */
+  onLine?(line: string): void;
+}
+
 export function cli(
   args: string[],
   env: Record<string, string> = {},
+  options: CliOptions = {},
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [path.join(repoRoot, 'conformance/dist/cli.js'), ...args], {
+    const bin = path.join(repoRoot, 'conformance/dist/cli.js');
+    const child = spawn(process.execPath, [...(options.nodeArgs ?? []), bin, ...args], {
       cwd: repoRoot,
       env: { ...process.env, NO_COLOR: '1', ...env },
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    let partial = '';
+    child.stdout.on('data', (c: Buffer) => {
+      stdout += c.toString();
+      if (!options.onLine) return;
+      const lines = (partial + c.toString()).split('\n');
+      partial = lines.pop()!;
+      for (const line of lines) options.onLine(line);
+    });
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     child.on('exit', (code) => resolve({ code, stdout, stderr }));
   });
 }
 
 /** `payment-conformance run` with a JSON report in a fresh directory. */
-export async function runSuite(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+export async function runSuite(
+  args: string[],
+  env: Record<string, string> = {},
+  options: CliOptions = {},
+): Promise<CliRun> {
   const dir = mkdtempSync(path.join(tmpdir(), 'conformance-'));
   const reporters = args.includes('--reporter') ? [] : ['--reporter', 'json'];
-  const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, '--out', dir], env);
+  const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, '--out', dir], env, options);
   const file = path.join(dir, 'conformance.json');
   const report = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as JsonReport) : undefined;
   return {

@@ -85,8 +85,12 @@ export class Knowledge {
 }
 
 export interface Mutation {
-  /** Changes the request, or answers it without the server (return a Reply). */
-  request?(request: Message, k: Knowledge): Message | Reply | Promise<Message | Reply>;
+  /** Changes the request, or answers it without the server (return a Reply); `forward` sends a request on. */
+  request?(
+    request: Message,
+    k: Knowledge,
+    forward: (m: Message) => Promise<Reply>,
+  ): Message | Reply | Promise<Message | Reply>;
   /** Changes the reply. `forward` sends another request the same way (for mutations that retry). */
   response?(
     request: Message,
@@ -167,7 +171,7 @@ export async function startMutatingProxy(
         body: Buffer.concat(chunks).toString('utf8'),
       };
       try {
-        const changed = mutation.request ? await mutation.request(original, knowledge) : original;
+        const changed = mutation.request ? await mutation.request(original, knowledge, forward) : original;
         let reply: Reply;
         if ('status' in changed) reply = changed;
         else {

@@ -1,0 +1,66 @@
+/**
+ * `--adapter <module>`: an ES module whose default export is an adapter, or a factory
+ * `({ baseUrl }) => adapter` (sync or async). What it declares is checked before the run:
+ * only known capabilities, each with its method.
+ */
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { CAPABILITIES, type Capability, type TargetAdapter } from '../adapter.ts';
+import { SetupError } from '../outcome.ts';
+
+function moduleUrl(spec: string, cwd: string): string {
+  const file = path.resolve(cwd, spec);
+  if (existsSync(file)) return pathToFileURL(file).href;
+  // A package name, resolved from the working directory as the user's own code would.
+  try {
+    return pathToFileURL(createRequire(path.join(cwd, 'package.json')).resolve(spec)).href;
+  } catch {
+    throw new SetupError(`--adapter ${spec}: no such file or package (from ${cwd}).`);
+  }
+}
+
+export function checkAdapter(adapter: unknown, where: string): TargetAdapter {
+  if (!adapter || typeof adapter !== 'object') {
+    throw new SetupError(`${where}: the default export must be an adapter or a function returning one.`);
+  }
+  const declared = (adapter as { capabilities?: unknown }).capabilities;
+  if (!Array.isArray(declared)) throw new SetupError(`${where}: the adapter has no capabilities array.`);
+  const unknown = declared.filter((c) => !(CAPABILITIES as readonly unknown[]).includes(c));
+  if (unknown.length > 0) {
+    throw new SetupError(`${where}: unknown capabilities ${unknown.join(', ')} (known: ${CAPABILITIES.join(', ')}).`);
+  }
+  const methodless = (declared as Capability[]).filter(
+    (c) => typeof (adapter as Record<string, unknown>)[c] !== 'function',
+  );
+  if (methodless.length > 0) {
+    throw new SetupError(`${where}: declares ${methodless.join(', ')} without a method of that name.`);
+  }
+  return adapter as TargetAdapter;
+}
+
+export async function loadAdapter(spec: string, baseUrl: string, cwd = process.cwd()): Promise<TargetAdapter> {
+  const url = moduleUrl(spec, cwd);
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(url)) as { default?: unknown };
+  } catch (error) {
+    const e = error as NodeJS.ErrnoException;
+    if (e.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+      throw new SetupError(
+        `--adapter ${spec}: this Node cannot load TypeScript by itself; compile it (npx tsc), or run the suite as node --import tsx $(npx which payment-conformance) ...`,
+      );
+    }
+    throw new SetupError(`--adapter ${spec}: the module failed to load: ${e.message}`);
+  }
+  let adapter = loaded.default;
+  if (typeof adapter === 'function') {
+    try {
+      adapter = await (adapter as (context: { baseUrl: string }) => unknown)({ baseUrl });
+    } catch (error) {
+      throw new SetupError(`--adapter ${spec}: the factory threw: ${(error as Error).message}`);
+    }
+  }
+  return checkAdapter(adapter, `--adapter ${spec}`);
+}

@@ -1,0 +1,119 @@
+/** `payment-conformance adapter init`: a starter adapter, every capability stubbed and typed. */
+
+export const ADAPTER_TEMPLATE = `/**
+ * A target adapter for payment-conformance: how the suite reaches the test controls of
+ * your implementation of the payment service (organisations, API keys, its clock, payment
+ * attempts, its delivery records, faults).
+ *
+ * The suite calls only the capabilities listed in \`capabilities\`. A check that needs one
+ * you do not list is skipped, and the report names what it needed; list every one you
+ * implement, so that the report says exactly what was covered. A method that throws, or
+ * whose effect the public API does not show, ends its check as "error" (exit 2), never
+ * as a verdict on your implementation.
+ *
+ * Run it (compile it first, or run the suite through a TypeScript loader such as tsx):
+ *   npx payment-conformance run --base-url https://payments.test.example --adapter ./payment-adapter.js
+ */
+import type { AdapterFactory, Credentials, Delivery, TargetAdapter } from '@payment-service/conformance';
+
+const notYet = (what: string): never => {
+  throw new Error(\`\${what} is not implemented in this adapter yet\`);
+};
+
+const createAdapter: AdapterFactory = ({ baseUrl }) => {
+  // baseUrl is what --base-url says; your controls may live elsewhere (an admin API, a
+  // database, a queue). Keep connections here, and release them in close().
+  void baseUrl;
+
+  const adapter: TargetAdapter = {
+    // Remove what you do not implement.
+    capabilities: [
+      'createOrganisation',
+      'createApiKey',
+      'deleteApiKey',
+      'rotateWebhookSecret',
+      'advanceClock',
+      'attempt',
+      'webhookDeliveries',
+      'injectFault',
+    ],
+
+    /**
+     * A new organisation with these settings, its webhook signing secret (whsec_...) and a
+     * test API key (a live one too, if you can: the testMode check needs it). The suite
+     * gets a token with the test key to confirm it works.
+     */
+    async createOrganisation(settings) {
+      void settings; // { settlementCurrency: 'NZD' | 'AUD', cardEnabled, openBankingApproved, settlementAccount }
+      return notYet('createOrganisation');
+    },
+
+    /** A new API key of the organisation, in that mode. */
+    async createApiKey(orgId, mode): Promise<Credentials> {
+      void orgId;
+      void mode;
+      return notYet('createApiKey');
+    },
+
+    /** Removes the key: tokens already issued for it must then get 401 unknown_api_key. */
+    async deleteApiKey(clientId) {
+      void clientId;
+      notYet('deleteApiKey');
+    },
+
+    /** Replaces the organisation's signing secret outright (no overlap); returns the new one. */
+    async rotateWebhookSecret(orgId) {
+      void orgId;
+      return notYet('rotateWebhookSecret');
+    },
+
+    /**
+     * Moves the organisation's clock forward: token expiry, session expiry, idempotency
+     * memory and the card rail's retries all follow it. The suite confirms a move of five
+     * minutes or more: a token issued before must then be refused.
+     */
+    async advanceClock(orgId, seconds) {
+      void orgId;
+      void seconds;
+      notYet('advanceClock');
+    },
+
+    /**
+     * A payment attempt as a payer would make it on the hosted page: on a checkout session,
+     * a payment link or a legacy transaction, by card or open banking, that succeeds, is
+     * declined or stays pending. redirectTo: where the payer's browser is sent on success
+     * (redirectUrl with transactionId and checkoutSessionId), or null. After a success the
+     * suite reads the session back and expects "completed".
+     */
+    async attempt(target, rail, outcome) {
+      void target; // { kind: 'checkout-session' | 'payment-link' | 'transaction', id }
+      void rail;
+      void outcome;
+      return notYet('attempt');
+    },
+
+    /** Your records of finished delivery attempts, for a transaction or a checkout session. */
+    async webhookDeliveries(query): Promise<Delivery[]> {
+      void query; // { transactionId } or { checkoutSessionId }
+      return notYet('webhookDeliveries');
+    },
+
+    /**
+     * internal_error_after_commit: the organisation's next create commits, then answers 500.
+     * signing_secret_unavailable: its deliveries are sent with no Service-Signature header.
+     */
+    async injectFault(kind, orgId, times) {
+      void kind;
+      void orgId;
+      void times;
+      notYet('injectFault');
+    },
+
+    /** Called once at the end of the run. */
+    async close() {},
+  };
+  return adapter;
+};
+
+export default createAdapter;
+`;

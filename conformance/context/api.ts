@@ -1,0 +1,132 @@
+/**
+ * A check's way to the target's public API: every request recorded (for its evidence and
+ * for the response conformance checks), tokens issued and reused per organisation, and
+ * the requests most checks make (a token, a session, a read).
+ */
+import { expect, expectStatus } from '../assert.ts';
+import type { Credentials } from '../adapter.ts';
+import type { Exchange } from '../exchange.ts';
+import { type RequestOptions, send } from '../http.ts';
+import { isObject, type JsonObject, text } from '../json.ts';
+import { CheckFailure, CheckSkipped } from '../outcome.ts';
+import { skipWhenReceiverRefused } from './hooks.ts';
+import type { Mode, Org } from './organisations.ts';
+import type { RunContext } from './run.ts';
+
+/** A valid checkout session request (Endpoints: POST /api/checkout-sessions); patch any part, `undefined` removes it. */
+export function sessionBody(patch: Record<string, unknown> = {}): JsonObject {
+  const body: JsonObject = {
+    type: 'single',
+    amount: { total: 25.5 },
+    creditorReference: { reference: 'INV-1001' },
+    redirectUrl: 'https://shop.example.com/done?order=1001',
+    checkoutMethod: 'both',
+  };
+  for (const [key, value] of Object.entries(patch)) {
+    const current = body[key];
+    if (value === undefined) delete body[key];
+    else if (isObject(value) && isObject(current)) {
+      const merged: JsonObject = { ...current };
+      for (const [inner, v] of Object.entries(value)) {
+        if (v === undefined) delete merged[inner];
+        else merged[inner] = v;
+      }
+      body[key] = merged;
+    } else body[key] = value;
+  }
+  return body;
+}
+
+export interface CreateOptions {
+  idempotencyKey?: string;
+  mode?: Mode;
+  token?: string;
+}
+
+export class Api {
+  constructor(
+    private readonly run: RunContext,
+    private readonly checkId: string,
+    private readonly signal: AbortSignal,
+    /** The check's own exchanges, newest last. */
+    readonly exchanges: Exchange[],
+  ) {}
+
+  /** A request to the target's public API, recorded. */
+  async send(method: string, path: string, options: RequestOptions = {}): Promise<Exchange> {
+    const exchange = await send(
+      this.run.settings.baseUrl,
+      method,
+      path,
+      { ...options, signal: this.signal },
+      this.checkId,
+      this.run.redactor,
+    );
+    this.exchanges.push(exchange);
+    this.run.exchanges.push(exchange);
+    return exchange;
+  }
+
+  /** POST /api/token with the key pair, form-encoded. */
+  tokenRequest(pair: Credentials): Promise<Exchange> {
+    return this.send('POST', '/api/token', { form: { clientId: pair.clientId, clientSecret: pair.clientSecret } });
+  }
+
+  /** A bearer token of the organisation's key, reused until its clock moves. */
+  async token(org: Org, mode: Mode = 'test'): Promise<string> {
+    const cached = org.tokens.get(mode);
+    if (cached) return cached;
+    const pair = org.keys[mode];
+    if (!pair) {
+      throw new CheckSkipped(
+        `needs a ${mode}-mode API key: createOrganisation returning one, or liveClientId and liveClientSecret in the --config profile`,
+        ['createOrganisation'],
+      );
+    }
+    const exchange = await this.tokenRequest(pair);
+    const token = text(exchange.json, 'accessToken');
+    if (exchange.status !== 200 || token === undefined) {
+      throw new CheckFailure(`Could not get an access token for a valid key pair (status ${exchange.status}).`, {
+        exchange,
+      });
+    }
+    org.tokens.set(mode, token);
+    return token;
+  }
+
+  /** POST /api/checkout-sessions. */
+  async createSession(org: Org, body: unknown, options: CreateOptions = {}): Promise<Exchange> {
+    const token = options.token ?? (await this.token(org, options.mode));
+    const exchange = await this.send('POST', '/api/checkout-sessions', {
+      token,
+      json: body,
+      headers: options.idempotencyKey ? { 'idempotency-key': options.idempotencyKey } : {},
+    });
+    this.remember(org, exchange);
+    return exchange;
+  }
+
+  /** A session that must be created (200), for checks about something else; its create response. */
+  async session(org: Org, patch: Record<string, unknown> = {}): Promise<JsonObject & { id: string }> {
+    const exchange = await this.createSession(org, sessionBody(patch));
+    skipWhenReceiverRefused(this.run, exchange, patch.webhookUrl);
+    expectStatus(exchange, 200, 'creating a valid checkout session');
+    const id = text(exchange.json, 'id');
+    expect(id !== undefined && isObject(exchange.json), 'A created session must have an id.', exchange);
+    return { ...exchange.json, id };
+  }
+
+  async readSession(org: Org, id: string, token?: string): Promise<Exchange> {
+    return this.send('GET', `/api/checkout-sessions/${encodeURIComponent(id)}`, {
+      token: token ?? (await this.token(org)),
+    });
+  }
+
+  /** Notes whose payment a create answered, and its hosted page, for read-backs and manual attempts. */
+  remember(org: Org, exchange: Exchange, idField = 'id'): void {
+    const id = text(exchange.json, idField);
+    if (exchange.status === 200 && id !== undefined) {
+      this.run.payments.set(id, { org, url: text(exchange.json, 'url') });
+    }
+  }
+}

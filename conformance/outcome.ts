@@ -1,0 +1,91 @@
+/**
+ * What a run produces: each check's result, the evidence of a failure, and the report
+ * (the JSON report format is fixed by the design), with the errors a check or the run
+ * ends with.
+ */
+import type { Capability } from './adapter.ts';
+import type { Exchange } from './exchange.ts';
+
+/**
+ * `must`: the service document says so; a failure fails the run.
+ * `should`: the document implies it; reported, never fails the run.
+ * `assumption`: our marked modelling (x-assumption) where the document is silent; fails
+ * the run only with --strict-assumptions.
+ */
+export type Level = 'must' | 'should' | 'assumption';
+
+/** `error`: the check could not be judged because the run's setup failed it (an adapter call). */
+export type Status = 'passed' | 'failed' | 'skipped' | 'error';
+
+export interface Evidence {
+  request: string;
+  response: string;
+  curl: string;
+}
+
+export interface Result {
+  id: string;
+  rule: string;
+  level: Level;
+  title: string;
+  status: Status;
+  reason: string;
+  /** The capabilities the check needs from the target's adapter. */
+  requires: Capability[];
+  evidence?: Evidence;
+  /** Not in the JSON report: the capabilities whose absence skipped the check. */
+  missing: Capability[];
+  /** Not in the JSON report: used by the console and HTML summaries. */
+  section: string;
+  durationMs: number;
+}
+
+export interface Coverage {
+  /** Checks that ran to a verdict (passed or failed). */
+  judged: number;
+  total: number;
+  /** Skipped checks by the capability whose absence skipped them (a check may count under several). */
+  skippedFor: Partial<Record<Capability, number>>;
+  /** Skipped for another reason (no fitting organisation profile, a webhook address the target refused...). */
+  skippedOther: number;
+}
+
+export interface Report {
+  target: string;
+  startedAt: string;
+  durationMs: number;
+  /** Which built-in adapter (or module) drove the target, and what it offered. */
+  adapter: { name: string; capabilities: Capability[] };
+  summary: { passed: number; failed: number; skipped: number; error: number };
+  coverage: Coverage;
+  results: Result[];
+  strictAssumptions: boolean;
+}
+
+/** Thrown by a check to fail with a reason and, when there is one, the exchange or evidence to show. */
+export class CheckFailure extends Error {
+  constructor(
+    message: string,
+    readonly subject?: { exchange: Exchange } | { evidence: Evidence },
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown by a check that cannot run against this target; `missing` names the capabilities that would let it. */
+export class CheckSkipped extends Error {
+  constructor(
+    message: string,
+    readonly missing: Capability[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** Thrown for a problem of the run itself (bad flags, unreachable target): exit status 2. */
+export class SetupError extends Error {}
+
+/** Does a failed result of this level fail the run? */
+export function failsRun(level: Level, strictAssumptions: boolean): boolean {
+  return level === 'must' || (level === 'assumption' && strictAssumptions);
+}

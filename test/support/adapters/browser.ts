@@ -1,0 +1,80 @@
+/**
+ * A target adapter as a team would write one: every capability, with payment attempts made
+ * by a browser on the hosted payment page (Chromium clicks the rail's button), and the
+ * other controls through the sandbox API. Where the payer is sent on success is read from
+ * the navigation the page starts (the merchant's address is not reached).
+ */
+import type { AdapterFactory, AttemptTarget, TargetAdapter } from '@payment-service/conformance';
+import { type Browser, chromium } from 'playwright-core';
+import { sandboxCalls } from './sandbox-calls.ts';
+
+const pagePath = (target: AttemptTarget) =>
+  target.kind === 'checkout-session'
+    ? `/pay/${encodeURIComponent(target.id)}`
+    : target.kind === 'payment-link'
+      ? `/pay/links/${encodeURIComponent(target.id)}`
+      : `/pay/transactions/${encodeURIComponent(target.id)}`;
+
+const createAdapter: AdapterFactory = ({ baseUrl }) => {
+  const sandbox = sandboxCalls(baseUrl);
+  let browser: Promise<Browser> | undefined;
+  const launch = () =>
+    (browser ??= chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+    }));
+
+  const adapter: TargetAdapter = {
+    capabilities: [
+      'createOrganisation',
+      'createApiKey',
+      'deleteApiKey',
+      'rotateWebhookSecret',
+      'advanceClock',
+      'attempt',
+      'webhookDeliveries',
+      'injectFault',
+    ],
+    ...sandbox,
+    async attempt(target, rail, outcome) {
+      const context = await (await launch()).newContext();
+      try {
+        const page = await context.newPage();
+        let redirectTo: string | null = null;
+        await page.route('**/*', (route) => {
+          const url = route.request().url();
+          if (url.startsWith(baseUrl)) return route.continue();
+          redirectTo = url;
+          return route.abort();
+        });
+        await page.goto(`${baseUrl}${pagePath(target)}`);
+        const button = page.locator(`form:has(input[name="rail"][value="${rail}"]) button[value="${outcome}"]`);
+        if ((await button.count()) !== 1) throw new Error(`no ${rail} ${outcome} button on ${page.url()}`);
+        await button.click({ noWaitAfter: true });
+        // Done when the browser is sent away (success) or back to the page with the result.
+        const deadline = Date.now() + 10_000;
+        while (redirectTo === null && !page.url().includes('result=')) {
+          if (Date.now() > deadline) throw new Error(`the page did not answer the ${outcome} attempt`);
+          await new Promise((resolve) => setTimeout(resolve, 25));
+        }
+        return { redirectTo };
+      } finally {
+        await context.close();
+      }
+    },
+    async close() {
+      await (await browser)?.close();
+    },
+  };
+  return adapter;
+};
+
+export default createAdapter;
