@@ -28,8 +28,12 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const CLOCK_STEPS = [60, 240, 3300, 82800];
 /** Longer than the five seconds the service waits for an answer (Response and retry behaviour: Wait time). */
 const HOLD_MS = 7000;
+/** Well inside the five seconds: an answer this slow is still an answer in time. */
+const SLOW_ANSWER_MS = 3500;
 /** Receivers reject a signature whose t is older than five minutes (Receiver verification step 4). */
 const TOLERANCE_S = 300;
+/** How far t may be from the time of arrival before the sender's clock or queue is suspect (should). */
+const FRESH_ALLOWANCE_S = 30;
 
 /** Answers the n-th delivery with the n-th status (the last one from then on). */
 const answer =
@@ -238,6 +242,45 @@ function attemptsCheck(c: AttemptsCheck): Check {
       const got = attemptsOf(await allAttempts(ctx, org, hook, session.id));
       const problem = c.judge(got.length);
       if (problem) failWith(`${problem} (received ${got.length} attempt${got.length === 1 ? '' : 's'}).`, got.at(-1));
+    },
+  };
+}
+
+/**
+ * The receiver answers 200 after SLOW_ANSWER_MS, inside the five seconds the service waits:
+ * a success. The target's own record of the attempt must say so; a sender that gave up
+ * sooner records a failure (and retries a card delivery, or loses an open-banking one).
+ * Only the record tells a retry from an allowed duplicate, so the check needs it.
+ */
+function slowAnswerCheck(id: string, rail: Rail): Check {
+  const railName = rail === 'card' ? 'card rail' : 'open banking rail';
+  return {
+    id,
+    level: 'must',
+    rule: `Response and retry behaviour: Wait time; Success; ${rail === 'card' ? 'Card rail' : 'Open banking rail'}`,
+    section,
+    title: `${railName}, receiver answers 2xx after ${SLOW_ANSWER_MS / 1000} s (inside the 5 s wait): the attempt is recorded as delivered`,
+    requires: PAYS_AND_RECORDS,
+    slow: true,
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      const hook = ctx.hooks.hook(`slow-${rail}`, () => ({ holdMs: SLOW_ANSWER_MS }));
+      const { session } = await paidSession(ctx, org, { rail, hook });
+      const d = await firstDelivery(ctx, hook);
+      // The answer goes out SLOW_ANSWER_MS after arrival; the record is read once it has.
+      await ctx.hooks.settle(Math.max(0, d.receivedAt + SLOW_ANSWER_MS + 1000 - Date.now()));
+      const records = await ctx.target.deliveries({ checkoutSessionId: session.id });
+      const record = records.find((r) => r.url === hook.url && r.attempt === 1) ?? records[0];
+      if (!record) fail('The target delivered, but its delivery records list no attempt.');
+      const status = record.responseStatus;
+      if (typeof status !== 'number' || status < 200 || status > 299) {
+        const lost =
+          rail === 'card' ? 'it will be retried as if it had failed' : 'the one attempt is counted as failed';
+        failWith(
+          `The receiver answered 200 after ${SLOW_ANSWER_MS / 1000} s, within the five seconds the service waits, yet the target recorded ${status === null ? `no answer (${show(record.error)})` : `status ${status}`}: ${lost}.`,
+          d,
+        );
+      }
     },
   };
 }
@@ -453,7 +496,7 @@ export const webhookChecks: Check[] = [
     level: 'should',
     rule: 'Events: Receiver verification step 4',
     section,
-    title: 'the signature timestamp t is current (receivers reject t older than five minutes)',
+    title: `the signature timestamp t is current: within ${FRESH_ALLOWANCE_S} s of the delivery's arrival (an allowance for clocks and transit)`,
     requires: ['attempt'],
     async run(ctx) {
       const org = await ctx.target.organisation();
@@ -461,9 +504,30 @@ export const webhookChecks: Check[] = [
       await paidSession(ctx, org, { hook, rail: 'open_banking' });
       const d = await firstDelivery(ctx, hook);
       const age = signatureAge(d);
-      if (age === undefined || Math.abs(age) > TOLERANCE_S)
+      if (age === undefined || Math.abs(age) > FRESH_ALLOWANCE_S)
         failWith(
-          `t is ${age === undefined ? 'missing' : `${age} s away from the time of receipt`}; receivers following the document reject it.`,
+          `t is ${age === undefined ? 'missing' : `${age} s away from the time of receipt`}; a sender whose t drifts this far comes closer to the five minutes after which receivers reject it.`,
+          d,
+        );
+    },
+  },
+  {
+    id: 'HOOK-027',
+    level: 'must',
+    rule: 'Events: Receiver verification step 4; Response and retry behaviour',
+    section,
+    title:
+      'no delivery arrives with a signature t older than five minutes (every receiver following the document rejects it, so it could never be delivered)',
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      const hook = ctx.hooks.hook('stale-t');
+      await paidSession(ctx, org, { hook });
+      const d = await firstDelivery(ctx, hook);
+      const age = signatureAge(d);
+      if (age !== undefined && age > TOLERANCE_S)
+        failWith(
+          `The signature's t was ${age} s old when the delivery arrived; receivers reject t older than ${TOLERANCE_S} s, so this delivery can never be accepted.`,
           d,
         );
     },
@@ -606,6 +670,8 @@ export const webhookChecks: Check[] = [
     behaviour: answer(400),
     judge: oneOpenBankingAttempt,
   }),
+  slowAnswerCheck('HOOK-028', 'card'),
+  slowAnswerCheck('HOOK-029', 'open_banking'),
   {
     id: 'HOOK-020',
     level: 'must',

@@ -18,7 +18,7 @@ import {
   hmac,
   type Variant,
 } from '../support/conformance-variants.ts';
-import { editJson, type Mutation } from '../support/mutating-proxy.ts';
+import { editJson, type Mutation, type Reply } from '../support/mutating-proxy.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -590,6 +590,38 @@ const mutants: Mutant[] = [
         if (!body?.event) return m;
         return resign(m, k, JSON.stringify({ ...body, createdAt: new Date().toISOString() }));
       },
+    },
+  },
+  {
+    name: 'the signature t is ten minutes old when the delivery arrives',
+    only: 'HOOK-027,HOOK-005,HOOK-002',
+    caughtBy: ['HOOK-027', 'HOOK-005'],
+    stillPass: ['HOOK-002'],
+    hook: {
+      request: (m, k) => {
+        const secret = secretOf(m, k);
+        if (!secret) return m;
+        const t = String(Math.floor(Date.now() / 1000) - 600);
+        return { ...m, headers: { ...m.headers, 'service-signature': `t=${t},v1=${hmac(secret, t, m.body)}` } };
+      },
+    },
+  },
+  {
+    name: 'the sender gives up on an answer after 1.5 s (a receiver answering in 3.5 s is counted as failed)',
+    only: 'HOOK-028,HOOK-029,HOOK-001',
+    caughtBy: ['HOOK-028', 'HOOK-029'],
+    stillPass: ['HOOK-001'],
+    hook: {
+      request: (m, _k, forward) =>
+        Promise.race([
+          forward(m),
+          new Promise<Reply>((resolve) =>
+            setTimeout(
+              () => resolve({ status: 504, headers: { 'content-type': 'text/plain' }, body: 'gave up' }),
+              1500,
+            ),
+          ),
+        ]),
     },
   },
   {
