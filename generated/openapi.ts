@@ -459,6 +459,7 @@ export interface components {
          * RedirectUrl
          * Format: uri
          * @description Valid absolute URL: RFC 3986 syntax that the URL Standard (what browsers use) also parses, so a port over 65535 or an empty or malformed host is refused. On success the payer's browser is sent here with `transactionId=<uuid>` and `checkoutSessionId=<cs_id>` appended as query parameters, preserving the merchant's own query parameters. An id in a URL is not proof of payment: read the session back before fulfilling.
+         *     **Assumption:** the document asks for a valid absolute URL; a page the payer's browser is sent to is an `http://` or `https://` one, so other schemes (`javascript:`, `vbscript:`, `file:`, `ftp:`, ...) are refused with `validation_failed`.
          * @example https://shop.example.com/checkout/done?order=1001
          */
         RedirectUrl: string;
@@ -991,6 +992,28 @@ export interface operations {
             /** @description The pair matches no key. An unknown client id and a wrong secret get the identical answer: the plain string `Invalid credentials`. */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenError"];
+                };
+            };
+            /**
+             * @description Too many attempts: retry after the number of seconds in `Retry-After`. The `error`
+             *     value is the plain string `Too many requests - retry after the time in Retry-After`.
+             *
+             *     **Assumption:** the document names no limit. Checking a secret costs the service a
+             *     deliberately slow hash, so the reference server answers 429 at once, instead of
+             *     queueing, when more checks are waiting than it makes in a fraction of a second, and
+             *     for a client id after ten failed attempts within a minute (until that minute ends).
+             *     A pair this server has already accepted is recognised without the slow hash, so a
+             *     valid key keeps getting its token during a flood of bad attempts, its own client id
+             *     included. An unknown client id and a wrong secret still get the identical answer.
+             */
+            429: {
+                headers: {
+                    /** @description Seconds to wait before the next attempt (RFC 9110 10.2.3). */
+                    "Retry-After"?: number;
                     [name: string]: unknown;
                 };
                 content: {

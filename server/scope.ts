@@ -1,31 +1,40 @@
-/** What every handler receives besides openapi-backend's context. */
+/** What every handler receives besides its request: the server's services and this request's state. */
 import type { Context as KoaContext } from 'koa';
 import type { Logger } from 'pino';
+import type { Credentials } from './auth/credentials.ts';
 import type { Authentication, Tokens } from './auth/tokens.ts';
+import type { DomainError, ErrorDetail } from './domain/errors.ts';
 import type { Idempotency } from './domain/idempotency.ts';
+import type { Ids } from './domain/ids.ts';
+import type { SessionAnswers } from './handlers/get-checkout-session.ts';
+import type { Faults } from './sandbox/faults.ts';
 import type { Store } from './store/types.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
+/** One server's services, made by its composition root (app.ts). */
 export interface Services {
   store: Store;
   tokens: Tokens;
+  credentials: Credentials;
   idempotency: Idempotency;
-  publicUrl: string;
-  docsUrl: string;
-  sandboxToken: string | undefined;
+  ids: Ids;
+  faults: Faults;
   webhooks: WebhookDispatcher;
+  sessionAnswers: SessionAnswers;
+  publicUrl: string;
   log: Logger;
 }
 
 export interface Scope {
   services: Services;
   koa: KoaContext;
+  rawBodyLength: number;
   /** Set by the bearer security check. */
   auth?: Authentication;
-  /** Why the body could not be taken (size, content type, nesting), answered at validation. */
-  bodyProblem?: import('./http/errors.ts').ApiError;
-  /** Numbers in the body written with more digits than a double holds (refused at validation). */
-  inexact?: readonly import('./http/errors.ts').ErrorDetail[];
+  /** Why the body could not be taken (size, content type, coding, nesting), answered at validation. */
+  bodyProblem?: DomainError;
+  /** What JSON.parse changed in the body (http/decode.ts), refused along with validation's findings. */
+  findings: readonly ErrorDetail[];
 }
 
 /** The authenticated API key and organisation; handlers of secured operations only. */

@@ -112,26 +112,29 @@ const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   mkdirSync(tarballs);
-  const packed = JSON.parse(
-    await ok(
-      'npm',
-      [
-        'pack',
-        '--json',
-        '--pack-destination',
-        tarballs,
-        '-w',
-        'generated',
-        '-w',
-        'client',
-        '-w',
-        'conformance',
-        '-w',
-        'server',
-      ],
-      repoRoot,
-    ),
-  ) as Array<{ name: string; files: Array<{ path: string }> }>;
+  // prepack builds first (scripts share npm's stdout): the JSON is what follows its lines.
+  const output = await ok(
+    'npm',
+    [
+      'pack',
+      '--json',
+      '--pack-destination',
+      tarballs,
+      '-w',
+      'generated',
+      '-w',
+      'client',
+      '-w',
+      'conformance',
+      '-w',
+      'server',
+    ],
+    repoRoot,
+  );
+  const packed = JSON.parse(output.slice(output.search(/^\[/m))) as Array<{
+    name: string;
+    files: Array<{ path: string }>;
+  }>;
   expect(packed.map((p) => p.name).sort()).toEqual([
     '@payment-service/client',
     '@payment-service/conformance',

@@ -33,6 +33,21 @@ interface Verified {
   exp: number;
 }
 
+/**
+ * A JWT's three parts are base64url without padding (RFC 7515 2), and each must be the
+ * one text of its bytes: decoders accept `=` padding and ignore the unused low bits of the
+ * last character, so without this check many texts would pass for one issued token.
+ */
+function canonical(token: string): boolean {
+  const parts = token.split('.');
+  return (
+    parts.length === 3 &&
+    parts.every(
+      (part) => /^[A-Za-z0-9_-]+$/.test(part) && Buffer.from(part, 'base64url').toString('base64url') === part,
+    )
+  );
+}
+
 export class Tokens {
   private readonly verified = new Map<string, Verified>();
 
@@ -67,6 +82,7 @@ export class Tokens {
   private async verifySignature(token: string): Promise<Verified | undefined> {
     const known = this.verified.get(token);
     if (known) return known;
+    if (!canonical(token)) return undefined;
     try {
       // Expiry is judged by the caller on the organisation's clock, so jose checks only
       // the signature, algorithm and issuer here.

@@ -14,18 +14,21 @@
  * can be used again.
  */
 import { hash } from 'node:crypto';
-import { ApiError } from '../http/errors.ts';
 import type { IdempotencyRecord, Mode, Payment, PaymentKind, Store } from '../store/types.ts';
 import { HOUR } from './clock.ts';
+import { DomainError } from './errors.ts';
 
 export const IDEMPOTENCY_MEMORY_MS = 24 * HOUR;
 
-export interface Reply {
+/**
+ * What a create answered, kept to replay it: its status and its body as sent. The domain
+ * keeps them as it was given them, and gives them back the same.
+ */
+export interface Answer<J extends string = string> {
   status: number;
-  /** The body to send as JSON, unless `json` already holds it as text. */
-  body?: unknown;
-  /** The body already serialised (a stored answer, or one serialised once for storing). */
-  json?: string;
+  /** The body as sent (JSON text). */
+  json: J;
+  /** True when this is a replay of an earlier request's answer. */
   replayed?: boolean;
 }
 
@@ -69,7 +72,7 @@ class KeyTaken extends Error {
 }
 
 export class Idempotency {
-  private readonly inflight = new Map<string, Promise<Reply>>();
+  private readonly inflight = new Map<string, Promise<Answer<string>>>();
 
   constructor(private readonly store: Store) {}
 
@@ -84,7 +87,11 @@ export class Idempotency {
    * so a replay costs building an answer that is then dropped, and a create (the common
    * case) costs no read of its own.
    */
-  async run(scope: IdempotencyScope, requestBody: unknown, create: (save: Save) => Promise<Reply>): Promise<Reply> {
+  async run<J extends string>(
+    scope: IdempotencyScope,
+    requestBody: unknown,
+    create: (save: Save) => Promise<Answer<J>>,
+  ): Promise<Answer<J>> {
     const id = `${scope.orgId}\u0000${scope.mode}\u0000${scope.key}`;
     const fingerprint = hash('sha256', canonicalJson(requestBody), 'base64url');
     const save: Save = async (payment, status, json) => {
@@ -109,7 +116,7 @@ export class Idempotency {
         continue;
       }
       const attempt = create(save).catch((error: unknown) => {
-        if (error instanceof KeyTaken) return replay(error.record, scope.kind, fingerprint);
+        if (error instanceof KeyTaken) return replay<J>(error.record, scope.kind, fingerprint);
         throw error;
       });
       this.inflight.set(id, attempt);
@@ -122,20 +129,20 @@ export class Idempotency {
   }
 }
 
-function replay(record: IdempotencyRecord, kind: PaymentKind, fingerprint: string): Reply {
+function replay<J extends string>(record: IdempotencyRecord, kind: PaymentKind, fingerprint: string): Answer<J> {
   if (record.kind !== null && record.kind !== kind) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       'idempotency_error',
       'This Idempotency-Key was used on another endpoint in the last 24 hours. Use a new key for a new payment.',
     );
   }
   if (record.fingerprint !== fingerprint) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       'idempotency_error',
       'This Idempotency-Key was used with a different request body in the last 24 hours. Use a new key for a new payment.',
     );
   }
-  return { status: record.status, json: record.body, replayed: true };
+  // The record holds the answer of this very create endpoint (kind checked above): its text
+  // is of the answer's type.
+  return { status: record.status, json: record.body as J, replayed: true };
 }

@@ -23,29 +23,44 @@ function timePrefix(ms = Date.now()): string {
   return out;
 }
 
-export const newSessionId = () => `cs_${timePrefix()}${random16()}`;
 /**
- * uuid draws 16 bytes from the CSPRNG per id, a call that costs more than the rest of the
- * id; these come from a pool refilled 4 KiB at a time (what crypto.randomUUID does).
- * Given its random bytes, uuid fills all 74 bits after the timestamp with them.
+ * The ids of payments, made many times a second. uuid draws 16 bytes from the CSPRNG per
+ * id, a call that costs more than the rest of the id; these come from a pool refilled
+ * 4 KiB at a time (what crypto.randomUUID does). Given its random bytes, uuid fills all 74
+ * bits after the timestamp with them. One pool per server: nothing is shared at module level.
  */
-const pool = Buffer.allocUnsafe(4096);
-let poolOffset = pool.length;
-function randomBytes16(): Uint8Array {
-  if (poolOffset === pool.length) {
-    randomFillSync(pool);
-    poolOffset = 0;
+export class Ids {
+  private readonly pool = Buffer.allocUnsafe(4096);
+  private offset = this.pool.length;
+
+  private random16(): Uint8Array {
+    if (this.offset === this.pool.length) {
+      randomFillSync(this.pool);
+      this.offset = 0;
+    }
+    const start = this.offset;
+    this.offset += 16;
+    return this.pool.subarray(start, this.offset);
   }
-  const start = poolOffset;
-  poolOffset += 16;
-  return pool.subarray(start, poolOffset);
+
+  transactionId(): string {
+    return uuidv7({ random: this.random16() });
+  }
+
+  sessionId(): string {
+    return `cs_${timePrefix()}${random16()}`;
+  }
+
+  /** A creditor reference code for a payment created without one: 8 of `[A-Z0-9]`, within the 12-character `[a-zA-Z0-9- ]` rule. */
+  referenceCode(): string {
+    return referenceCode();
+  }
 }
 
-export const newTransactionId = (): string => uuidv7({ random: randomBytes16() });
+const referenceCode = customAlphabet(UPPER_ALPHANUMERIC, 8);
+
 export const newOrganisationId = () => `org_${random20()}`;
 export const newClientId = (mode: 'test' | 'live') => `ck_${mode}_${random20()}`;
 export const newClientSecret = () => `sk_${randomBytes(24).toString('base64url')}`;
 export const newWebhookSecret = () => `whsec_${randomBytes(24).toString('base64url')}`;
 export const newSandboxToken = () => `sbx_${randomBytes(24).toString('base64url')}`;
-/** A creditor reference code for a payment created without one: 8 of `[A-Z0-9]`, within the 12-character `[a-zA-Z0-9- ]` rule. */
-export const newReferenceCode = customAlphabet(UPPER_ALPHANUMERIC, 8);

@@ -9,14 +9,14 @@
  * The status reports the last attempt. A session expires 24 hours after creation on the
  * organisation's clock; expiry sends no webhook, and neither does a decline.
  */
-import { ApiError, validationFailed } from '../http/errors.ts';
-import type { OutboxEntry, Payment, PaymentUpdate, Rail, Store } from '../store/types.ts';
+import type { OutboxEntry, Payment, PaymentStatus, PaymentUpdate, Rail, Store } from '../store/types.ts';
 import { iso } from './clock.ts';
+import { DomainError, validationFailed } from './errors.ts';
 import { statusAt } from './payments.ts';
 
 export type Outcome = 'succeeded' | 'declined' | 'pending';
 
-const STATUS_AFTER: Record<Outcome, string> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
+const STATUS_AFTER: Record<Outcome, PaymentStatus> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
 
 function allows(payment: Payment, rail: Rail): boolean {
   return payment.checkoutMethod === 'both' || payment.checkoutMethod === rail;
@@ -51,7 +51,7 @@ export async function attempt(
 ): Promise<AttemptResult> {
   const status = statusAt(payment, now);
   if (status === 'completed' || status === 'expired') {
-    throw new ApiError(400, 'invalid_state', `This payment is ${status}; nothing can be paid on it.`);
+    throw new DomainError('invalid_state', `This payment is ${status}; nothing can be paid on it.`);
   }
   if (!allows(payment, rail)) {
     throw validationFailed([
@@ -83,21 +83,21 @@ export async function attempt(
         }
       : undefined;
   const queued = await store.updatePayment(payment.transactionId, update, webhook);
-  if (queued === false)
-    throw new ApiError(400, 'invalid_state', 'This payment is completed; nothing can be paid on it.');
+  if (queued === false) throw new DomainError('invalid_state', 'This payment is completed; nothing can be paid on it.');
   return { payment: { ...payment, ...update }, webhook: queued };
 }
 
 /**
  * Where the payer's browser goes after a successful attempt: the ids appended to the
  * merchant's query as it was written (searchParams would write the whole query again as
- * a form: `q=a%20b+c` would come back as `q=a+b+c`, another value). Null for a stored
- * URL that does not parse (creates refuse those; an older server did not), so the
- * payment page is shown instead of an error after paying.
+ * a form: `q=a%20b+c` would come back as `q=a+b+c`, another value). Null for a stored URL
+ * creates refuse now (one that does not parse, or is not http(s): an older server took
+ * them), so the payment page is shown instead of an error, or a script, after paying.
  */
 export function redirectAfterSuccess(payment: Payment): string | null {
   if (!URL.canParse(payment.redirectUrl)) return null;
   const url = new URL(payment.redirectUrl);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') return null;
   const ids = new URLSearchParams({ transactionId: payment.transactionId });
   if (payment.sessionId) ids.set('checkoutSessionId', payment.sessionId);
   url.search = url.search.length > 1 ? `${url.search.slice(1)}&${ids}` : `${ids}`;

@@ -1,14 +1,14 @@
 /** Provisioning organisations and API keys (the sandbox API and the demo organisation). */
-import { hashSecret } from '../auth/secrets.ts';
-import type { Currency, Mode, Organisation, Store } from '../store/types.ts';
+import type { components } from '@payment-service/contract/sandbox';
+import type { ApiKey, Mode, Organisation, Store } from '../store/types.ts';
 import { newClientId, newClientSecret, newOrganisationId, newWebhookSecret } from './ids.ts';
 
-export interface OrganisationSettings {
-  name?: string;
-  settlementCurrency: Currency;
-  cardEnabled: boolean;
-  openBankingApproved: boolean;
-  settlementAccount: boolean;
+export type OrganisationSettings = components['schemas']['SandboxOrganisationCreateRequest'];
+
+/** How API key secrets are kept: hashed for the store, and remembered as accepted (auth/credentials.ts). */
+export interface KeySecrets {
+  hash(secret: string): Promise<string>;
+  remember(apiKey: ApiKey, secret: string): void;
 }
 
 export interface ApiKeyPair {
@@ -16,14 +16,16 @@ export interface ApiKeyPair {
   clientSecret: string;
 }
 
-export async function createApiKey(store: Store, orgId: string, mode: Mode): Promise<ApiKeyPair> {
+export async function createApiKey(store: Store, secrets: KeySecrets, orgId: string, mode: Mode): Promise<ApiKeyPair> {
   const clientId = newClientId(mode);
   const clientSecret = newClientSecret();
-  await store.createApiKey({ clientId, orgId, mode, secretHash: await hashSecret(clientSecret) });
+  const apiKey: ApiKey = { clientId, orgId, mode, secretHash: await secrets.hash(clientSecret) };
+  await store.createApiKey(apiKey);
+  secrets.remember(apiKey, clientSecret);
   return { clientId, clientSecret };
 }
 
-export async function createOrganisation(store: Store, settings: OrganisationSettings) {
+export async function createOrganisation(store: Store, secrets: KeySecrets, settings: OrganisationSettings) {
   const org: Organisation = {
     id: newOrganisationId(),
     name: settings.name ?? 'Sandbox organisation',
@@ -36,8 +38,8 @@ export async function createOrganisation(store: Store, settings: OrganisationSet
   };
   await store.createOrganisation(org);
   // One after the other: each scrypt hash holds 16 MB while it runs.
-  const test = await createApiKey(store, org.id, 'test');
-  const live = await createApiKey(store, org.id, 'live');
+  const test = await createApiKey(store, secrets, org.id, 'test');
+  const live = await createApiKey(store, secrets, org.id, 'live');
   return { id: org.id, webhookSigningSecret: org.webhookSecret, apiKeys: { test, live } };
 }
 
@@ -58,21 +60,23 @@ const DEMO_SETTING = 'demo_organisation';
  * the sandbox API, a new one is made. The webhook secret is read afresh: it may have been
  * rotated.
  */
-export async function demoOrganisation(store: Store): Promise<DemoOrganisation> {
+export async function demoOrganisation(store: Store, secrets: KeySecrets): Promise<DemoOrganisation> {
   const kept = await store.getSetting(DEMO_SETTING);
   if (kept) {
     const { id, test } = JSON.parse(kept) as { id: string; test: ApiKeyPair };
     const org = await store.getOrganisation(id);
     if (org) {
       let key = test;
-      if (!(await store.getApiKey(test.clientId))) {
-        key = await createApiKey(store, id, 'test');
+      const stored = await store.getApiKey(test.clientId);
+      if (stored) secrets.remember(stored, test.clientSecret);
+      else {
+        key = await createApiKey(store, secrets, id, 'test');
         await store.putSetting(DEMO_SETTING, JSON.stringify({ id, test: key }));
       }
       return { id, webhookSigningSecret: org.webhookSecret, apiKeys: { test: key }, created: false };
     }
   }
-  const org = await createOrganisation(store, {
+  const org = await createOrganisation(store, secrets, {
     name: 'Demo organisation',
     settlementCurrency: 'NZD',
     cardEnabled: true,

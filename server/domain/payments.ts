@@ -3,23 +3,29 @@
  * transitions, POST /api/checkout-sessions). Checkout sessions, payment links and
  * legacy transactions share one record; what differs is their id and their shape.
  */
-import { ApiError } from '../http/errors.ts';
-import type { CheckoutMethod, Currency, Mode, Organisation, Payment, PaymentKind } from '../store/types.ts';
+import type { components } from '@payment-service/contract';
+import type { CheckoutMethod, Mode, Organisation, Payment, PaymentKind, PaymentStatus } from '../store/types.ts';
 import { HOUR, iso } from './clock.ts';
-import { newReferenceCode, newSessionId, newTransactionId } from './ids.ts';
+import { DomainError } from './errors.ts';
+import type { Ids } from './ids.ts';
+
+type Schemas = components['schemas'];
 
 export const SESSION_LIFETIME_MS = 24 * HOUR;
 
-/** The fields every create request shares (already validated against the description). */
-export interface CreateFields {
-  amount: { total: number; currency?: Currency };
-  creditorReference: { reference: string; particulars?: string; code?: string };
-  redirectUrl: string;
-  checkoutMethod: CheckoutMethod;
-  webhookUrl?: string;
-  foreignTransactionId?: string;
-  description?: string;
-}
+/** The fields every create request shares, as the description has them (already validated). */
+export type CreateFields = Pick<
+  Schemas['CheckoutSessionCreateRequest'] &
+    Schemas['PaymentLinkCreateRequest'] &
+    Schemas['LegacyTransactionCreateRequest'],
+  | 'amount'
+  | 'creditorReference'
+  | 'redirectUrl'
+  | 'checkoutMethod'
+  | 'webhookUrl'
+  | 'foreignTransactionId'
+  | 'description'
+>;
 
 const usesCard = (m: CheckoutMethod) => m === 'card' || m === 'both';
 const usesBank = (m: CheckoutMethod) => m === 'open_banking' || m === 'both';
@@ -33,16 +39,14 @@ const usesBank = (m: CheckoutMethod) => m === 'open_banking' || m === 'both';
 export function checkConfiguration(org: Organisation, fields: CreateFields): void {
   const method = fields.checkoutMethod;
   if (fields.amount.currency !== undefined && fields.amount.currency !== org.settlementCurrency) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       'currency_mismatch',
       `amount.currency ${fields.amount.currency} differs from the organisation's settlement currency ${org.settlementCurrency}; there is no conversion or repricing.`,
       'amount.currency',
     );
   }
   if (usesCard(method) && !org.cardEnabled) {
-    throw new ApiError(
-      400,
+    throw new DomainError(
       'card_not_enabled',
       'Card payments are not configured for this organisation. Enable them in the portal, or use checkoutMethod open_banking.',
       'checkoutMethod',
@@ -50,24 +54,21 @@ export function checkConfiguration(org: Organisation, fields: CreateFields): voi
   }
   if (usesBank(method)) {
     if (org.settlementCurrency !== 'NZD') {
-      throw new ApiError(
-        400,
+      throw new DomainError(
         'open_banking_currency_unsupported',
         'This organisation settles in AUD; the open-banking rail moves NZD only. Use checkoutMethod card.',
         'checkoutMethod',
       );
     }
     if (!org.openBankingApproved) {
-      throw new ApiError(
-        400,
+      throw new DomainError(
         'open_banking_not_enabled',
         'The open-banking application for this organisation is not approved yet.',
         'checkoutMethod',
       );
     }
     if (!org.settlementAccount) {
-      throw new ApiError(
-        400,
+      throw new DomainError(
         'settlement_account_missing',
         'A bank rail was requested but the organisation has no settlement account. Add one in the portal.',
         'checkoutMethod',
@@ -77,6 +78,7 @@ export function checkConfiguration(org: Organisation, fields: CreateFields): voi
 }
 
 export function newPayment(
+  ids: Ids,
   kind: PaymentKind,
   org: Organisation,
   mode: Mode,
@@ -84,9 +86,9 @@ export function newPayment(
   now: number,
 ): Payment {
   return {
-    transactionId: newTransactionId(),
+    transactionId: ids.transactionId(),
     kind,
-    sessionId: kind === 'checkout_session' ? newSessionId() : null,
+    sessionId: kind === 'checkout_session' ? ids.sessionId() : null,
     orgId: org.id,
     mode,
     status: 'created',
@@ -96,7 +98,7 @@ export function newPayment(
     reference: fields.creditorReference.reference,
     particulars: fields.creditorReference.particulars ?? '',
     // An empty code counts as omitted: the payer's statement needs one.
-    code: fields.creditorReference.code || newReferenceCode(),
+    code: fields.creditorReference.code || ids.referenceCode(),
     redirectUrl: fields.redirectUrl,
     webhookUrl: fields.webhookUrl ?? null,
     foreignTransactionId: fields.foreignTransactionId ?? null,
@@ -111,19 +113,19 @@ export function newPayment(
 }
 
 /** The status as of `now`: an unpaid session past its 24 hours reads `expired`. */
-export function statusAt(payment: Payment, now: number): string {
+export function statusAt(payment: Payment, now: number): PaymentStatus {
   if (payment.status !== 'completed' && payment.expiresAt !== null && now >= payment.expiresAt) return 'expired';
   return payment.status;
 }
 
-const amountOf = (p: Payment) => ({ total: p.amountTotal, currency: p.currency });
+const amountOf = (p: Payment): Schemas['Amount'] => ({ total: p.amountTotal, currency: p.currency });
 
 export function hostedPageUrl(publicUrl: string, payment: Payment): string {
   if (payment.sessionId) return `${publicUrl}/pay/${payment.sessionId}`;
   return `${publicUrl}/pay/${payment.kind === 'payment_link' ? 'links' : 'transactions'}/${payment.transactionId}`;
 }
 
-export function sessionCreatedShape(p: Payment, publicUrl: string) {
+export function sessionCreatedShape(p: Payment, publicUrl: string): Schemas['CheckoutSessionCreated'] {
   return {
     id: p.sessionId!,
     status: p.status,
@@ -155,15 +157,15 @@ function readFields(p: Payment, now: number) {
   };
 }
 
-export function sessionReadShape(p: Payment, now: number) {
+export function sessionReadShape(p: Payment, now: number): Schemas['CheckoutSession'] {
   return { id: p.sessionId!, ...readFields(p, now), expiresAt: iso(p.expiresAt!), transactionId: p.transactionId };
 }
 
-export function paymentLinkShape(p: Payment, publicUrl: string, now: number) {
+export function paymentLinkShape(p: Payment, publicUrl: string, now: number): Schemas['PaymentLink'] {
   return { id: p.transactionId, url: hostedPageUrl(publicUrl, p), ...readFields(p, now) };
 }
 
-export function legacyTransactionShape(p: Payment, publicUrl: string, now: number) {
+export function legacyTransactionShape(p: Payment, publicUrl: string, now: number): Schemas['LegacyTransaction'] {
   return {
     transactionId: p.transactionId,
     url: hostedPageUrl(publicUrl, p),

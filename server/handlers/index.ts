@@ -1,11 +1,14 @@
 /** The public API's handlers, keyed by operationId: the description's name is the code's. */
-import { createAccessToken } from './createAccessToken.ts';
-import { createCheckoutSession } from './createCheckoutSession.ts';
-import { createLegacyTransaction } from './createLegacyTransaction.ts';
-import { createPaymentLink } from './createPaymentLink.ts';
-import { getCheckoutSession } from './getCheckoutSession.ts';
-import { getLegacyTransaction } from './getLegacyTransaction.ts';
-import { getPaymentLink } from './getPaymentLink.ts';
+import type { operations, paths } from '@payment-service/contract';
+import type { Handlers } from '../http/operation.ts';
+import type { Scope } from '../scope.ts';
+import { createAccessToken } from './create-access-token.ts';
+import { createCheckoutSession } from './create-checkout-session.ts';
+import { createLegacyTransaction } from './create-legacy-transaction.ts';
+import { createPaymentLink } from './create-payment-link.ts';
+import { getCheckoutSession } from './get-checkout-session.ts';
+import { getLegacyTransaction } from './get-legacy-transaction.ts';
+import { getPaymentLink } from './get-payment-link.ts';
 
 export const publicHandlers = {
   createAccessToken,
@@ -15,4 +18,4 @@ export const publicHandlers = {
   getPaymentLink,
   createLegacyTransaction,
   getLegacyTransaction,
-};
+} satisfies Handlers<operations, paths, Scope>;

@@ -1,48 +1,75 @@
 /**
- * The error envelope (`{ error: { code, message, param, doc_url, details? } }`), the
- * token endpoint's plain-string form, and the one exception type handlers throw to
- * answer with them.
+ * How errors are answered: the one table from a code to its HTTP status (service document:
+ * Errors, HTTP statuses and Codes), the envelope (`{ error: { code, message, param,
+ * doc_url, details? } }`), and the token endpoint's plain-string form. The domain raises
+ * DomainError, which knows no status; the HTTP layer raises ApiError for what only it
+ * decides (authentication, a method a path does not take, a request it cannot read).
  */
+import { DomainError, type DomainCode, type ErrorDetail } from '../domain/errors.ts';
 
-export interface ErrorDetail {
-  field: string;
-  constraints: Record<string, string>;
-}
+export type { ErrorDetail } from '../domain/errors.ts';
 
-/** Raised when a request must be answered with the error envelope. */
+/** Codes only the HTTP layer answers with. */
+export type HttpCode = 'unauthorized' | 'token_expired' | 'invalid_token' | 'unknown_api_key' | 'method_not_allowed';
+export type ErrorCode = DomainCode | HttpCode;
+
+/** The status of each code. */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
+  validation_failed: 400,
+  currency_mismatch: 400,
+  card_not_enabled: 400,
+  open_banking_not_enabled: 400,
+  settlement_account_missing: 400,
+  open_banking_currency_unsupported: 400,
+  idempotency_error: 400,
+  invalid_state: 400,
+  unauthorized: 401,
+  token_expired: 401,
+  invalid_token: 401,
+  unknown_api_key: 401,
+  not_found: 404,
+  method_not_allowed: 405,
+  internal_error: 500,
+};
+
+/** Raised to answer with the envelope: the code's status, or `status` where the answer needs another (408, 431). */
 export class ApiError extends Error {
+  override name = 'ApiError';
+  readonly status: number;
+
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly param: string | null = null,
     readonly details?: ErrorDetail[],
     /** HTTP headers the answer must carry (Allow on a 405, WWW-Authenticate on a 401). */
     readonly headers?: Readonly<Record<string, string>>,
+    status?: number,
   ) {
     super(message);
-    this.name = 'ApiError';
+    this.status = status ?? STATUS_OF[code];
+  }
+
+  static from(error: DomainError): ApiError {
+    return new ApiError(error.code, error.message, error.param, error.details);
   }
 }
 
-export const notFound = (what = 'resource') => new ApiError(404, 'not_found', `No such ${what}.`);
+/** Any thrown value as an answer: a DomainError or ApiError as itself, anything else undefined (a 500). */
+export function answerFor(thrown: unknown): ApiError | undefined {
+  if (thrown instanceof ApiError) return thrown;
+  if (thrown instanceof DomainError) return ApiError.from(thrown);
+  return undefined;
+}
+
+export const internalError = () =>
+  new ApiError('internal_error', 'Something went wrong on our side. Retry with exponential backoff.');
 
 /** 405 with the `Allow` header RFC 9110 15.5.6 asks for: the methods the path does take. */
 export const methodNotAllowed = (method: string, path: string, allowed: readonly string[]) =>
-  new ApiError(405, 'method_not_allowed', `${method.toUpperCase()} is not supported on ${path}.`, null, undefined, {
+  new ApiError('method_not_allowed', `${method.toUpperCase()} is not supported on ${path}.`, null, undefined, {
     allow: allowed.join(', '),
   });
-
-export function validationFailed(details: ErrorDetail[]): ApiError {
-  // `param` names the field only when exactly one field is to blame.
-  const fields = [...new Set(details.map((d) => d.field))];
-  const param = fields.length === 1 && fields[0] !== '' ? fields[0]! : null;
-  const message =
-    fields.length === 1
-      ? (Object.values(details[0]!.constraints)[0] ?? 'Invalid request.')
-      : `${fields.length} fields are invalid.`;
-  return new ApiError(400, 'validation_failed', message, param, details);
-}
 
 export function envelope(error: ApiError, docsUrl: string) {
   return {
@@ -63,6 +90,7 @@ export function envelope(error: ApiError, docsUrl: string) {
 export const TOKEN_FAILURES: Readonly<Record<number, string>> = {
   400: 'Invalid credentials - missing or malformed clientId/clientSecret',
   401: 'Invalid credentials',
+  429: 'Too many requests - retry after the time in Retry-After',
   500: 'internal_error',
 };
 

@@ -7,11 +7,11 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { ApiError, errorJson, isTokenRequest } from '../http/errors.ts';
-import { respondJson } from '../http/respond.ts';
+import { answerFor, errorJson, internalError, isTokenRequest } from '../http/errors.ts';
+import type { Responder } from '../http/responder.ts';
 import { ClientGone } from './raw-body.ts';
 
-export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
+export function errorEnvelope(docsUrl: string, log: Logger, responder: Responder): Middleware {
   return async function answerErrors(ctx, next) {
     try {
       await next();
@@ -21,26 +21,19 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         ctx.respond = false;
         return;
       }
-      // respondJson sets `ctx.respond = false` as it makes the answer, which may wait for
-      // the end of the turn before it is written (see respond.ts).
+      // The responder sets `ctx.respond = false` as it makes the answer, which may wait for
+      // the end of the turn before it is written (see responder.ts).
       if (ctx.res.headersSent || ctx.respond === false) {
         // The answer is made already: all that is left is to say so in the log.
         log.error({ reqId: ctx.state.requestId, err: caught }, 'error after the answer was sent');
         return;
       }
-      let error: ApiError;
-      if (caught instanceof ApiError) {
-        error = caught;
-      } else {
+      let error = answerFor(caught);
+      if (!error) {
         log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
-        error = new ApiError(
-          500,
-          'internal_error',
-          'Something went wrong on our side. Retry with exponential backoff.',
-        );
+        error = internalError();
       }
-      for (const [name, value] of Object.entries(error.headers ?? {})) ctx.res.setHeader(name, value);
-      respondJson(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)));
+      responder.json(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)), error.headers);
     }
   };
 }

@@ -3,14 +3,14 @@
  * reference, and the rails the payment allows. In test mode it has buttons to make the
  * payment succeed, be declined or stay pending; on success the browser is sent (303) to
  * the merchant's redirectUrl with transactionId (and checkoutSessionId) appended.
- * A completed or expired payment shows a clear page instead.
+ * A completed or expired payment shows a clear page instead. Routed in http/pages.ts.
  */
-import type { Context, Middleware } from 'koa';
+import type { Context } from 'koa';
 import { orgNow } from '../domain/clock.ts';
+import { DomainError } from '../domain/errors.ts';
 import type { Outcome } from '../domain/lifecycle.ts';
 import { statusAt } from '../domain/payments.ts';
-import { ApiError } from '../http/errors.ts';
-import { payerAttempt } from '../sandbox/handlers.ts';
+import { payerAttempt } from '../sandbox/payer.ts';
 import type { Services } from '../scope.ts';
 import type { Organisation, Payment, Rail } from '../store/types.ts';
 
@@ -131,67 +131,71 @@ export function renderPage(
   return { status: 200, html: layout(`Pay ${org.name}`, `${details(org, payment)}${message}${forms}`) };
 }
 
-/** `/pay/<cs_id>`, `/pay/links/<id>`, `/pay/transactions/<id>`, each with `/attempts` for the form. */
-const ROUTE = /^\/pay\/(?:(links|transactions)\/)?([^/]+?)(\/attempts)?$/;
+/** Which payments a hosted page shows: checkout sessions by `cs_` id, the others by transaction id. */
+export type Section = 'sessions' | 'links' | 'transactions';
 
-export function hostedPage(services: Services): Middleware {
-  return async function payPage(ctx, next) {
-    const match = ROUTE.exec(ctx.path);
-    if (!match) return next();
-    const [, section, id, attempts] = match as unknown as [string, string | undefined, string, string | undefined];
-    const by = section ? { transactionId: id } : { sessionId: id };
-    const kind = section === 'links' ? 'payment_link' : section === 'transactions' ? 'legacy' : 'checkout_session';
-    const payment = await services.store.findPayment(by).catch(() => undefined);
-    const org = payment?.kind === kind ? await services.store.getOrganisation(payment.orgId) : undefined;
-    ctx.set(
-      'content-security-policy',
-      "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
-    );
-    ctx.set('cache-control', 'no-store');
-    if (!payment || !org) {
-      ctx.status = 404;
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = layout(
-        'Payment not found',
-        '    <h1>Payment not found</h1>\n    <p role="alert">This payment link is not valid. Check the address, or ask the merchant for a new one.</p>',
-      );
-      return;
-    }
-    const page = section ? `/pay/${section}/${payment.transactionId}` : `/pay/${payment.sessionId}`;
-    if (!attempts) {
-      if (ctx.method !== 'GET' && ctx.method !== 'HEAD') return next();
-      const rendered = renderPage(
-        org,
-        payment,
-        orgNow(org),
-        `${page}/attempts`,
-        ctx.query.result as string | undefined,
-      );
-      ctx.status = rendered.status;
-      ctx.type = 'text/html; charset=utf-8';
-      ctx.body = rendered.html;
-      return;
-    }
-    if (ctx.method !== 'POST') return next();
-    const form = new URLSearchParams((ctx.state.rawBody as Buffer).toString('utf8'));
-    const rail = form.get('rail');
-    const outcome = form.get('outcome');
-    if (
-      payment.mode !== 'test' ||
-      (rail !== 'card' && rail !== 'open_banking') ||
-      !OUTCOMES.some(([o]) => o === outcome)
-    ) {
-      seeOther(ctx, page);
-      return;
-    }
-    try {
-      const done = await payerAttempt({ services, koa: ctx }, payment, rail, outcome as Outcome);
-      seeOther(ctx, done.redirectTo ?? `${page}?result=${outcome}`);
-    } catch (error) {
-      if (!(error instanceof ApiError)) throw error;
-      // Completed meanwhile, expired, or a rail not allowed: the page says where things stand.
-      seeOther(ctx, page);
-    }
+const KIND = { sessions: 'checkout_session', links: 'payment_link', transactions: 'legacy' } as const;
+
+function pagePath(section: Section, payment: Payment): string {
+  return section === 'sessions' ? `/pay/${payment.sessionId}` : `/pay/${section}/${payment.transactionId}`;
+}
+
+async function paymentOn(services: Services, section: Section, id: string) {
+  const by = section === 'sessions' ? { sessionId: id } : { transactionId: id };
+  const payment = await services.store.findPayment(by);
+  const org = payment?.kind === KIND[section] ? await services.store.getOrganisation(payment.orgId) : undefined;
+  return payment && org ? { payment, org } : undefined;
+}
+
+function html(ctx: Context, status: number, body: string): void {
+  ctx.set(
+    'content-security-policy',
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+  );
+  ctx.set('cache-control', 'no-store');
+  ctx.status = status;
+  ctx.type = 'text/html; charset=utf-8';
+  ctx.body = body;
+}
+
+const NOT_FOUND = layout(
+  'Payment not found',
+  '    <h1>Payment not found</h1>\n    <p role="alert">This payment link is not valid. Check the address, or ask the merchant for a new one.</p>',
+);
+
+/** The page (`GET /pay/...`) and its form's target (`POST /pay/.../attempts`), for each section. */
+export function hostedPages(services: Services) {
+  return {
+    show: (section: Section) =>
+      async function showPaymentPage(ctx: Context & { params: Record<string, string> }) {
+        const found = await paymentOn(services, section, ctx.params.id!);
+        if (!found) return html(ctx, 404, NOT_FOUND);
+        const { payment, org } = found;
+        const result = typeof ctx.query.result === 'string' ? ctx.query.result : undefined;
+        const page = renderPage(org, payment, orgNow(org), `${pagePath(section, payment)}/attempts`, result);
+        html(ctx, page.status, page.html);
+      },
+    attempt: (section: Section) =>
+      async function payOnPage(ctx: Context & { params: Record<string, string> }) {
+        const found = await paymentOn(services, section, ctx.params.id!);
+        if (!found) return html(ctx, 404, NOT_FOUND);
+        const { payment } = found;
+        const page = pagePath(section, payment);
+        const form = new URLSearchParams((ctx.state.rawBody as Buffer).toString('utf8'));
+        const rail = form.get('rail');
+        const outcome = OUTCOMES.find(([o]) => o === form.get('outcome'))?.[0];
+        if (payment.mode !== 'test' || (rail !== 'card' && rail !== 'open_banking') || !outcome) {
+          return seeOther(ctx, page);
+        }
+        try {
+          const done = await payerAttempt(services, payment, rail, outcome);
+          seeOther(ctx, done.redirectTo ?? `${page}?result=${outcome}`);
+        } catch (error) {
+          if (!(error instanceof DomainError)) throw error;
+          // Completed meanwhile, expired, or a rail not allowed: the page says where things stand.
+          seeOther(ctx, page);
+        }
+      },
   };
 }
 

@@ -2,171 +2,123 @@
  * The sandbox API's handlers, keyed by operationId (openapi/sandbox.yaml): provisioning,
  * the per-organisation clock and faults. Test controls for the reference server only.
  */
-import type { Context } from 'openapi-backend';
-import { SECOND, iso, orgNow } from '../domain/clock.ts';
+import type { operations, paths } from '@payment-service/contract/sandbox';
+import { iso, orgNow, SECOND } from '../domain/clock.ts';
+import { notFound, validationFailed } from '../domain/errors.ts';
 import { newWebhookSecret } from '../domain/ids.ts';
-import type { Reply } from '../domain/idempotency.ts';
-import { createApiKey, createOrganisation, type OrganisationSettings } from '../domain/organisations.ts';
-import { notFound } from '../http/errors.ts';
-import type { Scope } from '../scope.ts';
-import type { FaultKind, Mode, Organisation, Payment, Rail } from '../store/types.ts';
-import { attempt, redirectAfterSuccess, type Outcome } from '../domain/lifecycle.ts';
+import { createApiKey, createOrganisation } from '../domain/organisations.ts';
 import { legacyTransactionShape, paymentLinkShape, sessionReadShape } from '../domain/payments.ts';
-import { ApiError } from '../http/errors.ts';
+import type { Handlers } from '../http/operation.ts';
+import type { Scope, Services } from '../scope.ts';
+import type { Organisation, Payment } from '../store/types.ts';
+import { payerAttempt } from './payer.ts';
 
-const ok = (body: unknown): Reply => ({ status: 200, body });
-
-async function organisation(c: Context, scope: Scope): Promise<Organisation> {
-  const org = await scope.services.store.getOrganisation(String(c.request.params.orgId));
+async function organisation(services: Services, orgId: string): Promise<Organisation> {
+  const org = await services.store.getOrganisation(orgId);
   if (!org) throw notFound('organisation');
   return org;
 }
 
-/**
- * Makes the payer's attempt and, when it completed the payment, delivers its webhook:
- * inline (awaited) on the open-banking rail, queued on the card rail.
- */
-export async function payerAttempt(scope: Scope, payment: Payment, rail: Rail, outcome: Outcome) {
-  const { store, webhooks } = scope.services;
-  const org = await store.getOrganisation(payment.orgId);
-  if (!org) throw notFound('payment');
-  const now = orgNow(org);
-  const result = await attempt(store, payment, rail, outcome, now);
-  if (result.webhook) {
-    const delivery = webhooks.deliver(result.webhook);
-    if (rail === 'open_banking') await delivery;
-  }
-  return {
-    payment: result.payment,
-    now,
-    redirectTo: outcome === 'succeeded' ? redirectAfterSuccess(result.payment) : null,
-  };
-}
-
 async function paymentFor(
-  scope: Scope,
+  services: Services,
   by: { transactionId: string } | { sessionId: string },
   kind: Payment['kind'],
   what: string,
-) {
-  const payment = await scope.services.store.findPayment(by);
+): Promise<Payment> {
+  const payment = await services.store.findPayment(by);
   if (payment?.kind !== kind) throw notFound(what);
   return payment;
 }
 
 export const sandboxHandlers = {
-  async createOrganisation(c: Context, scope: Scope) {
-    return ok(await createOrganisation(scope.services.store, c.request.requestBody as OrganisationSettings));
+  async createOrganisation(request, { services }) {
+    return { status: 200, body: await createOrganisation(services.store, services.credentials, request.body) };
   },
 
-  async createApiKey(c: Context, scope: Scope) {
-    const org = await organisation(c, scope);
-    const { mode } = c.request.requestBody as { mode: Mode };
-    return ok(await createApiKey(scope.services.store, org.id, mode));
+  async createApiKey(request, { services }) {
+    const org = await organisation(services, request.params.orgId);
+    return { status: 200, body: await createApiKey(services.store, services.credentials, org.id, request.body.mode) };
   },
 
-  async deleteApiKey(c: Context, scope: Scope) {
-    if (!(await scope.services.store.deleteApiKey(String(c.request.params.clientId)))) throw notFound('API key');
-    return ok({ deleted: true });
+  async deleteApiKey(request, { services }) {
+    if (!(await services.store.deleteApiKey(request.params.clientId))) throw notFound('API key');
+    return { status: 200, body: { deleted: true } };
   },
 
-  async rotateWebhookSecret(c: Context, scope: Scope) {
-    const org = await organisation(c, scope);
+  async rotateWebhookSecret(request, { services }) {
+    const org = await organisation(services, request.params.orgId);
     const webhookSigningSecret = newWebhookSecret();
-    await scope.services.store.setWebhookSecret(org.id, webhookSigningSecret);
-    return ok({ webhookSigningSecret });
+    await services.store.setWebhookSecret(org.id, webhookSigningSecret);
+    return { status: 200, body: { webhookSigningSecret } };
   },
 
-  async advanceClock(c: Context, scope: Scope) {
-    const org = await organisation(c, scope);
-    const { advanceSeconds } = c.request.requestBody as { advanceSeconds: number };
-    const offset = org.clockOffsetMs + advanceSeconds * SECOND;
-    await scope.services.store.setClockOffset(org.id, offset);
-    return ok({ now: iso(orgNow({ clockOffsetMs: offset })) });
+  async advanceClock(request, { services }) {
+    const org = await organisation(services, request.params.orgId);
+    const offset = org.clockOffsetMs + request.body.advanceSeconds * SECOND;
+    await services.store.setClockOffset(org.id, offset);
+    return { status: 200, body: { now: iso(orgNow({ clockOffsetMs: offset })) } };
   },
 
-  async createCheckoutSessionAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(
-      scope,
-      { sessionId: String(c.request.params.id) },
-      'checkout_session',
-      'checkout session',
-    );
-    const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
-    const done = await payerAttempt(scope, payment, rail, outcome);
-    return ok({ session: sessionReadShape(done.payment, done.now), redirectTo: done.redirectTo });
+  async createCheckoutSessionAttempt(request, { services }) {
+    const by = { sessionId: request.params.id };
+    const payment = await paymentFor(services, by, 'checkout_session', 'checkout session');
+    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+    return { status: 200, body: { session: sessionReadShape(done.payment, done.now), redirectTo: done.redirectTo } };
   },
 
-  async createPaymentLinkAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(
-      scope,
-      { transactionId: String(c.request.params.id) },
-      'payment_link',
-      'payment link',
-    );
-    const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
-    const done = await payerAttempt(scope, payment, rail, outcome);
-    return ok({
-      paymentLink: paymentLinkShape(done.payment, scope.services.publicUrl, done.now),
-      redirectTo: done.redirectTo,
-    });
+  async createPaymentLinkAttempt(request, { services }) {
+    const by = { transactionId: request.params.id };
+    const payment = await paymentFor(services, by, 'payment_link', 'payment link');
+    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+    const paymentLink = paymentLinkShape(done.payment, services.publicUrl, done.now);
+    return { status: 200, body: { paymentLink, redirectTo: done.redirectTo } };
   },
 
-  async createTransactionAttempt(c: Context, scope: Scope) {
-    const payment = await paymentFor(
-      scope,
-      { transactionId: String(c.request.params.transactionId) },
-      'legacy',
-      'transaction',
-    );
-    const { rail, outcome } = c.request.requestBody as { rail: Rail; outcome: Outcome };
-    const done = await payerAttempt(scope, payment, rail, outcome);
-    return ok({
-      transaction: legacyTransactionShape(done.payment, scope.services.publicUrl, done.now),
-      redirectTo: done.redirectTo,
-    });
+  async createTransactionAttempt(request, { services }) {
+    const by = { transactionId: request.params.transactionId };
+    const payment = await paymentFor(services, by, 'legacy', 'transaction');
+    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+    const transaction = legacyTransactionShape(done.payment, services.publicUrl, done.now);
+    return { status: 200, body: { transaction, redirectTo: done.redirectTo } };
   },
 
-  async listWebhookDeliveries(c: Context, scope: Scope) {
-    const { transactionId, checkoutSessionId } = c.request.query as {
-      transactionId?: string;
-      checkoutSessionId?: string;
-    };
+  async listWebhookDeliveries(request, { services }) {
+    const { transactionId, checkoutSessionId } = request.query;
     if ((transactionId === undefined) === (checkoutSessionId === undefined)) {
       // Neither: the query as a whole is to blame; both: each of them (param null either way).
       const fields = transactionId === undefined ? [''] : ['transactionId', 'checkoutSessionId'];
       const constraints = { exactlyOne: 'Give exactly one of transactionId and checkoutSessionId' };
-      throw new ApiError(
-        400,
-        'validation_failed',
-        'Give exactly one of transactionId and checkoutSessionId.',
-        null,
+      throw validationFailed(
         fields.map((field) => ({ field, constraints })),
+        'Give exactly one of transactionId and checkoutSessionId.',
       );
     }
-    const payment = await scope.services.store.findPayment(
+    const payment = await services.store.findPayment(
       transactionId !== undefined ? { transactionId } : { sessionId: checkoutSessionId! },
     );
     if (!payment) throw notFound('payment');
-    const deliveries = await scope.services.store.listDeliveries(payment.transactionId);
-    return ok({
-      deliveries: deliveries.map((d) => ({
-        transactionId: d.transactionId,
-        url: d.url,
-        attempt: d.attempt,
-        at: iso(d.at),
-        signed: d.signed,
-        responseStatus: d.responseStatus,
-        error: d.error,
-        final: d.final,
-      })),
-    });
+    const deliveries = await services.store.listDeliveries(payment.transactionId);
+    return {
+      status: 200,
+      body: {
+        deliveries: deliveries.map((d) => ({
+          transactionId: d.transactionId,
+          url: d.url,
+          attempt: d.attempt,
+          at: iso(d.at),
+          signed: d.signed,
+          responseStatus: d.responseStatus,
+          error: d.error,
+          final: d.final,
+        })),
+      },
+    };
   },
 
-  async createFault(c: Context, scope: Scope) {
-    const { kind, orgId, times = 1 } = c.request.requestBody as { kind: FaultKind; orgId: string; times?: number };
-    if (!(await scope.services.store.getOrganisation(orgId))) throw notFound('organisation');
-    await scope.services.store.setFault(orgId, kind, times);
-    return ok({ ok: true });
+  async createFault(request, { services }) {
+    const { kind, orgId, times = 1 } = request.body;
+    await organisation(services, orgId);
+    await services.faults.arm(orgId, kind, times);
+    return { status: 200, body: { ok: true } };
   },
-};
+} satisfies Handlers<operations, paths, Scope>;

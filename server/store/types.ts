@@ -1,15 +1,24 @@
 /**
- * The narrow, asynchronous storage interface of the reference server. The SQLite store
- * implements it today; another database can implement it without touching handlers.
+ * The narrow, asynchronous storage interface of the reference server (the Store contract
+ * at the end). The SQLite store (sqlite/store.ts) implements it; another database can
+ * implement it without touching handlers. Records are typed from the description's
+ * generated types.
  * Times are milliseconds since the epoch: `...At` fields of organisation resources are on
  * that organisation's clock (see server/domain/clock.ts).
  */
 
-export type Mode = 'test' | 'live';
-export type Currency = 'NZD' | 'AUD';
-export type Rail = 'open_banking' | 'card';
-export type CheckoutMethod = Rail | 'both';
+import type { components } from '@payment-service/contract';
+import type { components as Sandbox } from '@payment-service/contract/sandbox';
+
+type Schemas = components['schemas'];
+
+export type Mode = Sandbox['schemas']['SandboxApiKeyCreateRequest']['mode'];
+export type Currency = Schemas['Currency'];
+export type Rail = Schemas['TransactionType'];
+export type CheckoutMethod = Schemas['CheckoutMethod'];
+export type PaymentStatus = Schemas['CheckoutSessionStatus'];
 export type PaymentKind = 'checkout_session' | 'payment_link' | 'legacy';
+export type FaultKind = Sandbox['schemas']['SandboxFaultRequest']['kind'];
 
 export interface Organisation {
   id: string;
@@ -38,7 +47,7 @@ export interface Payment {
   sessionId: string | null;
   orgId: string;
   mode: Mode;
-  status: string;
+  status: PaymentStatus;
   amountTotal: number;
   currency: Currency;
   checkoutMethod: CheckoutMethod;
@@ -90,7 +99,7 @@ export interface DeliveryRecord {
 
 /** What an attempt changes on a payment (see server/domain/lifecycle.ts). */
 export interface PaymentUpdate {
-  status: string;
+  status: PaymentStatus;
   transactionType: Rail;
   updatedAt: number;
   completedAt: number | null;
@@ -111,11 +120,11 @@ export interface IdempotencyRecord {
   expiresAt: number;
 }
 
-export type FaultKind = 'internal_error_after_commit' | 'signing_secret_unavailable';
-
 export interface Store {
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /** Why the database cannot be written now (a small write is tried), or undefined when it can. */
+  writeProblem(): Promise<string | undefined>;
 
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
@@ -171,9 +180,11 @@ export interface Store {
   interruptedDeliveries(): Promise<DeliveryRecord[]>;
   listDeliveries(transactionId: string): Promise<DeliveryRecord[]>;
 
+  /** Faults armed through the sandbox API (sandbox/faults.ts): `times` more of `kind` for the organisation. */
   setFault(orgId: string, kind: FaultKind, times: number): Promise<void>;
   /** Uses up one arming of the fault; true when it was armed. */
   takeFault(orgId: string, kind: FaultKind): Promise<boolean>;
+  organisationsWithFaults(): Promise<string[]>;
 
   /** Deletes idempotency records past their 24 hours on their organisation's clock. */
   deleteExpired(realNowMs: number): Promise<{ idempotencyRecords: number }>;

@@ -17,6 +17,7 @@
 import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { MINUTE, orgNow } from '../domain/clock.ts';
+import type { Faults } from '../sandbox/faults.ts';
 import type { OutboxEntry, Store } from '../store/types.ts';
 import { sendWebhook, type SendResult } from './send.ts';
 
@@ -36,6 +37,7 @@ export class WebhookDispatcher {
 
   constructor(
     private readonly store: Store,
+    private readonly faults: Faults,
     private readonly log: Logger,
     private readonly options: { pollIntervalMs?: number; timeoutMs?: number } = {},
   ) {}
@@ -85,7 +87,7 @@ export class WebhookDispatcher {
     const org = await this.store.getOrganisation(entry.orgId);
     if (!org || entry.state !== 'pending') return;
     const attempt = entry.attemptsMade + 1;
-    const unsigned = entry.legacy || (await this.store.takeFault(org.id, 'signing_secret_unavailable'));
+    const unsigned = entry.legacy || (await this.faults.take(org.id, 'signing_secret_unavailable'));
     const headers: Record<string, string> = unsigned
       ? {}
       : { [SIGNATURE_HEADER]: signWebhook(entry.body, org.webhookSecret) };

@@ -149,7 +149,13 @@ describe('validation (boundaries on both sides)', () => {
     ['/relative', false],
     ['shop.example.com', false],
     ['https://shop.example.com:65535/done', true],
-    ['shopapp://checkout/done', true],
+    // http(s) only: the payer's browser is sent there (x-assumption in RedirectUrl).
+    ['HTTPS://shop.example.com/done', true],
+    ['shopapp://checkout/done', false],
+    ['javascript:alert(document.domain)', false],
+    ['vbscript:msgbox(1)', false],
+    ['file:///etc/passwd', false],
+    ['ftp://shop.example.com/done', false],
     // RFC 3986 syntax, but no URL a browser can open (the URL Standard refuses them).
     ['https://shop.example.com:99999/done', false],
     ['https://', false],

@@ -22,8 +22,8 @@ import { Worker } from 'node:worker_threads';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
-import { CHECKPOINT_INTERVAL_MS } from '../../server/background.ts';
-import { CLEANUP_CHUNK } from '../../server/store/sqlite.ts';
+import { CHECKPOINT_INTERVAL_MS } from '../../server/background/thread.ts';
+import { CLEANUP_CHUNK } from '../../server/store/sqlite/store.ts';
 
 const DAY_SECONDS = 24 * 60 * 60;
 const CLEANUP_INTERVAL_MS = 50;

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
-import { readExactly } from '../../server/http/formats.ts';
+import { readExactly } from '../../server/http/openapi/formats.ts';
 
 export type Json = Record<string, any>;
 

@@ -3,7 +3,7 @@
  * `details`: one entry per failing field, each mapping a constraint name to a message.
  */
 import type { ErrorObject } from 'ajv';
-import type { ErrorDetail } from './errors.ts';
+import type { ErrorDetail } from '../../domain/errors.ts';
 
 /** Where openapi-backend puts each part of the request it validates. */
 const LOCATIONS = ['/requestBody', '/header', '/query', '/path'] as const;

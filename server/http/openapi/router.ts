@@ -1,26 +1,41 @@
 /**
- * A precompiled stand-in for openapi-backend's `router.matchOperation` and
- * `router.parseRequest`, which run up to three times per request and rebuild everything
- * each time: a lodash deep clone of the query, re-keyed headers, a cookie parse, a
- * regular expression per path template and a path-template compiler (bath-es5) per call.
+ * Routing and request parsing, compiled once from the operations openapi-backend read
+ * from the description. The library's router rebuilds everything on every call (a lodash
+ * deep clone of the query, re-keyed headers, a cookie parse, a regular expression per path
+ * template and a path-template compiler per call); the answers here are the library's, to
+ * the letter, which the differential test (test/server/pipeline.test.ts) checks against
+ * `OpenAPIBackend.handleRequest`:
  *
- * Here every template is compiled once, at start. The answers are the library's, to the
- * letter: an exact path wins; otherwise templates are tried from the most specific
- * (longest once its `{...}` parts are removed; ties in document order); a path some
- * template matches with no operation for the method is 405, no match at all is 404
- * (thrown as the library's `404-...`/`405-...` errors, which `handleRequest` maps to the
- * notFound/methodNotAllowed handlers). Path parameters are extracted as bath-es5 does
- * (`[^/]*` per parameter, percent-decoded, a name repeated with two values matches
- * nothing), query parameters of style `explode: false` and `content: application/json`
- * are decoded as the library does.
+ * - an exact path wins; otherwise templates are tried from the most specific (longest
+ *   once its `{...}` parts are removed; ties in document order);
+ * - a path some template matches with no operation for the method is 405, no match at all
+ *   is 404;
+ * - path parameters are extracted as bath-es5 does (`[^/]*` per parameter,
+ *   percent-decoded, a name repeated with two values matches nothing); query parameters
+ *   of style `explode: false` and `content: application/json` are decoded as the library
+ *   does.
  *
- * Requests this fast path does not model (a query given as a string, or a Cookie header,
- * which the server never forwards) go to the library's own implementation.
+ * Its input is what the server forwards (PipelineRequest): a query already parsed into an
+ * object, and no Cookie header.
  */
-import type { Operation, OpenAPIRouter, ParsedRequest, Request } from 'openapi-backend';
+import type { Operation, ParsedRequest } from 'openapi-backend';
 
 type QueryValue = string | string[];
 type Query = Record<string, QueryValue>;
+
+/** A request as the server hands it to the pipeline. */
+export interface PipelineRequest {
+  method: string;
+  path: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  query: Readonly<Query>;
+  body: unknown;
+}
+
+export type Match =
+  | { found: true; operation: Operation }
+  /** `allowed`: the methods the path takes (HEAD wherever GET is), for a 405's Allow; empty for a 404. */
+  | { found: false; allowed: string[] };
 
 interface QueryParameter {
   name: string;
@@ -47,7 +62,7 @@ interface Compiled {
 const TEMPLATE_PART = /\{.*?\}/g;
 const PARAMETER_NAME = /\{[A-Za-z0-9_-]+\}/g;
 
-export class LeanRouter {
+export class OperationRouter {
   /** Operations by their path's exact text, then by lower-case method. */
   private readonly exact = new Map<string, Map<string, Operation>>();
   /** Path templates from the most specific to the least. */
@@ -58,7 +73,6 @@ export class LeanRouter {
   constructor(
     operations: readonly Operation[],
     private readonly apiRoot: string,
-    private readonly fallback: Pick<OpenAPIRouter, 'parseRequest'>,
   ) {
     this.apiRootPrefix = new RegExp(`^${apiRoot}/?`);
     const byPath = new Map<string, Map<string, Operation>>();
@@ -85,48 +99,25 @@ export class LeanRouter {
     }
   }
 
-  /** As `OpenAPIRouter.matchOperation(req, true)`: the operation, or throws 404/405. */
-  matchOperation(req: Request, strict = false): Operation | undefined {
-    const { path, method } = normalizeRequest(req);
-    const fail = (message: string) => {
-      if (strict) throw new Error(message);
-      return undefined;
-    };
-    if (!path.startsWith(this.apiRoot)) return fail('404-notFound: no route matches request');
-    const relative = this.normalizePath(path);
-    const exact = this.exact.get(relative)?.get(method);
-    if (exact) return exact;
-    let pathMatched = false;
+  match(method: string, path: string): Match {
+    const request = normalize(method, path);
+    if (!request.path.startsWith(this.apiRoot)) return { found: false, allowed: [] };
+    const relative = this.relative(request.path);
+    const exact = this.exact.get(relative)?.get(request.method);
+    if (exact) return { found: true, operation: exact };
+    const methods = new Set<string>();
     for (const template of this.templates) {
       if (!template.matches.test(relative)) continue;
-      pathMatched = true;
-      const operation = template.byMethod.get(method);
-      if (operation) return operation;
+      const operation = template.byMethod.get(request.method);
+      if (operation) return { found: true, operation };
+      for (const m of template.byMethod.keys()) methods.add(m);
     }
-    return fail(
-      pathMatched
-        ? '405-methodNotAllowed: this method is not registered for the route'
-        : '404-notFound: no route matches request',
-    );
-  }
-
-  /** The methods some operation of `path` takes, upper-case, HEAD wherever GET is (for 405's Allow). */
-  allowedMethods(path: string): string[] {
-    const relative = this.normalizePath(normalizeRequest({ path, method: 'get' } as Request).path);
-    const methods = new Set<string>();
-    for (const method of this.exact.get(relative)?.keys() ?? []) methods.add(method);
-    for (const template of this.templates)
-      if (template.matches.test(relative)) for (const method of template.byMethod.keys()) methods.add(method);
     if (methods.has('get')) methods.add('head');
-    return [...methods].map((m) => m.toUpperCase()).sort();
+    return { found: false, allowed: [...methods].map((m) => m.toUpperCase()).sort() };
   }
 
-  /** As `OpenAPIRouter.parseRequest`: a new object on every call, as the handlers may change it. */
-  parseRequest(req: Request, operation?: Operation): ParsedRequest {
-    const rawHeaders = (req.headers ?? {}) as Record<string, string | string[] | undefined>;
-    if (req.query === undefined || typeof req.query !== 'object' || hasCookie(rawHeaders))
-      return this.fallback.parseRequest(req, operation);
-
+  /** As the library's `parseRequest(req, operation)`: new objects on every call, as handlers may change them. */
+  parse(req: PipelineRequest, operation: Operation): ParsedRequest {
     let requestBody = req.body;
     if (req.body && typeof req.body !== 'object') {
       try {
@@ -136,53 +127,34 @@ export class LeanRouter {
       }
     }
     const headers: Record<string, string | string[]> = {};
-    for (const name in rawHeaders) headers[name.toLowerCase()] = rawHeaders[name]!;
+    for (const name in req.headers) headers[name.toLowerCase()] = req.headers[name]!;
     const query: Query = {};
-    const given = req.query as Query;
-    for (const name in given) {
-      const value = given[name]!;
+    for (const name in req.query) {
+      const value = req.query[name]!;
       query[name] = Array.isArray(value) ? value.slice() : value;
     }
-    const normalized = normalizeRequest(req);
-    let params: Record<string, string> = {};
-    if (operation) {
-      const compiled = this.compiled.get(operation) ?? compile(operation);
-      params = extractParams(compiled, this.normalizePath(normalized.path));
-      if (compiled.queryDecoders.size > 0) decodeQuery(query, compiled.queryDecoders);
-    }
+    const { method, path } = normalize(req.method, req.path);
+    const compiled = this.compiled.get(operation) ?? compile(operation);
+    const params = extractParams(compiled, this.relative(path));
+    if (compiled.queryDecoders.size > 0) decodeQuery(query, compiled.queryDecoders);
     // A literal, not `{ ...req, ... }`: spreading then adding this many properties makes
-    // V8 build a slow dictionary-mode object (microseconds per request). The server's
-    // requests carry exactly these fields (RequestInput in openapi.ts).
-    return {
-      method: normalized.method,
-      path: normalized.path,
-      body: req.body,
-      params,
-      headers,
-      query,
-      cookies: {},
-      requestBody,
-    } as ParsedRequest;
+    // V8 build a slow dictionary-mode object.
+    return { method, path, body: req.body, params, headers, query, cookies: {}, requestBody } as ParsedRequest;
   }
 
-  private normalizePath(input: string): string {
-    const path = input.trim();
+  private relative(path: string): string {
+    const trimmed = path.trim();
     // ignoreTrailingSlashes is off: a trailing slash names another path.
-    return path.startsWith(this.apiRoot) ? path.replace(this.apiRootPrefix, '/') : path;
+    return trimmed.startsWith(this.apiRoot) ? trimmed.replace(this.apiRootPrefix, '/') : trimmed;
   }
 }
 
-function hasCookie(headers: Record<string, unknown>): boolean {
-  for (const name in headers) if (name.toLowerCase() === 'cookie' && headers[name] !== undefined) return true;
-  return false;
-}
-
-function normalizeRequest(req: Request): { path: string; method: string } {
-  let path = req.path?.trim() || '';
+function normalize(method: string, rawPath: string): { method: string; path: string } {
+  let path = rawPath.trim();
   if (!path.startsWith('/')) path = `/${path}`;
   const query = path.indexOf('?');
   if (query >= 0) path = path.slice(0, query);
-  return { path, method: req.method.trim().toLowerCase() };
+  return { path, method: method.trim().toLowerCase() };
 }
 
 function compile(operation: Operation): Compiled {

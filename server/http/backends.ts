@@ -1,0 +1,126 @@
+/**
+ * The two APIs, each a Backend (openapi/backend.ts) over its description: the public API
+ * (bearer tokens from POST /api/token) and the sandbox API (the sandbox token). What each
+ * adds to the description: how its security scheme is checked, how a failed check is
+ * answered, and the field checks that depend on the caller.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Document, Operation, ParsedRequest } from 'openapi-backend';
+import type { ErrorDetail } from '../domain/errors.ts';
+import { refuseWebhookUrl } from '../domain/webhook-target.ts';
+import { MALFORMED } from '../handlers/create-access-token.ts';
+import { publicHandlers } from '../handlers/index.ts';
+import { sandboxHandlers } from '../sandbox/handlers.ts';
+import type { Scope } from '../scope.ts';
+import { ApiError } from './errors.ts';
+import { sentTwice } from './headers.ts';
+import { Backend } from './openapi/backend.ts';
+import { untyped } from './operation.ts';
+
+/** RFC 9110 11.6.1: a 401 names the scheme that would work. */
+const API_CHALLENGE = 'Bearer realm="api"';
+
+/** A problem with the body found before validation is the answer, whatever validation adds. */
+function bodyProblemFirst(_operation: Operation, scope: Scope) {
+  if (scope.bodyProblem) throw scope.bodyProblem;
+  return undefined;
+}
+
+/** Operations that declare the Idempotency-Key header (the creates). */
+const declaresKey = new WeakMap<Operation, boolean>();
+function takesIdempotencyKey(operation: Operation): boolean {
+  let declares = declaresKey.get(operation);
+  if (declares === undefined) {
+    declares = (operation.parameters ?? []).some(
+      (p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
+    );
+    declaresKey.set(operation, declares);
+  }
+  return declares;
+}
+
+function publicFieldChecks(operation: Operation, request: ParsedRequest, scope: Scope): ErrorDetail[] {
+  const details: ErrorDetail[] = [...scope.findings];
+  const req = scope.koa.req;
+  if (scope.rawBodyLength > 0 && sentTwice(req, 'content-type')) {
+    details.push({ field: 'Content-Type', constraints: { single: 'Content-Type must be sent once' } });
+  }
+  // Node joins a repeated header with ", ": two keys are not one key. Only the creates
+  // read the key; other operations ignore it, repeated or not.
+  const key = request.headers['idempotency-key'];
+  if (
+    typeof key === 'string' &&
+    key.includes(', ') &&
+    takesIdempotencyKey(operation) &&
+    sentTwice(req, 'idempotency-key')
+  ) {
+    details.push({ field: 'Idempotency-Key', constraints: { single: 'Idempotency-Key must be sent once' } });
+  }
+  // Which webhook targets are allowed depends on the key's mode.
+  const body = request.requestBody as { webhookUrl?: unknown } | undefined;
+  if (scope.auth?.ok && typeof body === 'object' && body !== null && typeof body.webhookUrl === 'string') {
+    const refusal = refuseWebhookUrl(body.webhookUrl, scope.auth.apiKey.mode);
+    if (refusal) details.push({ field: 'webhookUrl', constraints: { publiclyReachable: refusal } });
+  }
+  return details;
+}
+
+export function publicApi(definition: Document): Promise<Backend<Scope>> {
+  return Backend.create<Scope>({
+    definition,
+    handlers: untyped(publicHandlers),
+    security: {
+      bearerAuth: async (request, scope) => {
+        // Node keeps the first of two Authorization headers; which one is meant is unknowable.
+        scope.auth = sentTwice(scope.koa.req, 'authorization')
+          ? { ok: false, code: 'unauthorized', message: 'Send one Authorization header: Bearer <token>.' }
+          : await scope.services.tokens.authenticate(request.headers.authorization as string | undefined);
+        return scope.auth.ok;
+      },
+    },
+    unauthorized: ({ auth }) => {
+      if (!auth || auth.ok || auth.code === 'unauthorized') {
+        const message = auth?.ok === false ? auth.message : 'Authentication required.';
+        return new ApiError('unauthorized', message, null, undefined, { 'www-authenticate': API_CHALLENGE });
+      }
+      // A token was sent and is not good (RFC 6750 3.1: invalid_token covers expired and revoked).
+      return new ApiError(auth.code, auth.message, null, undefined, {
+        'www-authenticate': `${API_CHALLENGE}, error="invalid_token"`,
+      });
+    },
+    // The token endpoint answers its failures as { error: <string> }, not the envelope.
+    onInvalid: (operation, scope) =>
+      operation.operationId === 'createAccessToken' ? MALFORMED : bodyProblemFirst(operation, scope),
+    moreValidation: publicFieldChecks,
+  });
+}
+
+function sameSecret(given: string, expected: string): boolean {
+  const a = createHash('sha256').update(given).digest();
+  const b = createHash('sha256').update(expected).digest();
+  return timingSafeEqual(a, b);
+}
+
+export function sandboxApi(definition: Document, sandboxToken: string): Promise<Backend<Scope>> {
+  return Backend.create<Scope>({
+    definition,
+    handlers: untyped(sandboxHandlers),
+    security: {
+      sandboxToken: (request, scope) => {
+        if (sentTwice(scope.koa.req, 'authorization')) return false;
+        const match = /^Bearer +(\S+)$/i.exec(String(request.headers.authorization ?? '').trim());
+        return Boolean(match && sameSecret(match[1]!, sandboxToken));
+      },
+    },
+    unauthorized: () =>
+      new ApiError(
+        'unauthorized',
+        'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).',
+        null,
+        undefined,
+        { 'www-authenticate': 'Bearer realm="sandbox"' },
+      ),
+    onInvalid: bodyProblemFirst,
+    moreValidation: (_operation, _request, scope) => scope.findings,
+  });
+}
