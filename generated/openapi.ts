@@ -480,9 +480,13 @@ export interface components {
          *     local receiver, this description also admits `http://` to a loopback host
          *     (`127.0.0.0/8`, `localhost`, `[::1]`), which the service accepts for test-mode API
          *     keys only; with a live key a loopback address (names under `localhost` included) is
-         *     refused with `validation_failed`. With either key, private, link-local and other non-public
-         *     addresses are refused (they are not reachable from the public internet), when
-         *     written in the URL and again when the host name resolves at delivery.
+         *     refused with `validation_failed`. With either key, an address in any special-purpose
+         *     range of the IANA registries is refused: private, link-local, documentation,
+         *     benchmarking, carrier-grade NAT, multicast, and IPv6 forms that embed or translate an
+         *     IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4, Teredo), whatever address
+         *     they carry. Only global unicast addresses are reachable from the public internet. This
+         *     is checked when the address is written in the URL and again when the host name resolves
+         *     at delivery.
          * @example https://shop.example.com/webhooks/payments
          */
         WebhookUrl: string;
@@ -855,7 +859,11 @@ export interface components {
          *     Branch on `error.code`:
          *
          *     - `validation_failed`: fields missing, wrong type or out of range, every problem listed
-         *       at once in `details`;
+         *       at once in `details`. **Assumption:** the document does not say, but a body whose JSON
+         *       different parsers would read differently is refused here too, never guessed at:
+         *       a key repeated in one object (`unique`), a string holding a lone surrogate
+         *       (`\ud800`-`\udfff` not part of a pair: `unicode`), and a number written with more
+         *       digits than a 64-bit float holds (`exact`);
          *     - `currency_mismatch`: `amount.currency` differs from the settlement currency (no
          *       conversion or repricing);
          *     - `card_not_enabled`, `open_banking_not_enabled`, `settlement_account_missing`,

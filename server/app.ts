@@ -77,14 +77,37 @@ export interface PaymentServer {
 }
 
 export async function createPaymentServer(options: ServerOptions = {}): Promise<PaymentServer> {
+  // Each part's stop, pushed as the part starts: run in reverse, they stop the server in
+  // the order that loses nothing (no new work, the work under way finished, then what it
+  // writes to closed), and undo a start that fails halfway.
+  const stops: Array<() => unknown> = [];
+  const stop = async () => {
+    for (const stopPart of stops.splice(0).reverse()) await stopPart();
+  };
+  try {
+    return await compose(options, stops, stop);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+async function compose(
+  options: ServerOptions,
+  stops: Array<() => unknown>,
+  stop: () => Promise<void>,
+): Promise<PaymentServer> {
   const logging = await serverLog(options.logger);
+  stops.push(() => logging.close());
   const { log } = logging;
   const background = new Background();
+  stops.push(() => background.close());
   const store = new SqliteStore({
     file: options.db ?? '.data/payment-service.sqlite',
     background,
     rewindFrames: options.walRewindFrames,
   });
+  stops.push(() => store.close());
   await store.migrate();
   const credentials = new Credentials(store, new Secrets(background.scrypt.bind(background)));
   const faults = await Faults.open(store);
@@ -100,6 +123,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     { port: options.port ?? 4010, host: options.host ?? '127.0.0.1', requestTimeoutMs: options.requestTimeoutMs },
     responder,
   );
+  stops.push(() => http.close());
   // Only once listening: a start that fails (a port in use) must not leave behind a demo
   // organisation whose credentials were never printed.
   const demo = options.demo ? await demoOrganisation(store, credentials) : undefined;
@@ -149,11 +173,13 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     throw new ApiError('not_found', 'No such resource.');
   });
   http.serve(app.callback(), docsUrl, log);
+  stops.push(() => services.webhooks.stop());
   await services.webhooks.start();
 
   const cleanup = setInterval(() => {
     store.deleteExpired(Date.now()).catch((err: unknown) => log.error({ err }, 'clean-up failed'));
   }, options.cleanupIntervalMs ?? 60_000).unref();
+  stops.push(() => clearInterval(cleanup));
 
   let closing: Promise<void> | undefined;
   return {
@@ -164,16 +190,7 @@ export async function createPaymentServer(options: ServerOptions = {}): Promise<
     demo,
     store,
     close() {
-      // In the order that loses nothing: no new work, the work under way finished, then
-      // what it writes to closed.
-      closing ??= (async () => {
-        clearInterval(cleanup);
-        await services.webhooks.stop();
-        await http.close();
-        await store.close();
-        await background.close();
-        logging.close();
-      })();
+      closing ??= stop();
       return closing;
     },
   };

@@ -1,82 +1,48 @@
 /**
  * Where webhooks may go. The document requires HTTPS and a publicly reachable address.
  * Test mode also accepts loopback, over `http://` too, so local receivers work; no mode
- * reaches private, link-local or otherwise non-public addresses (no server-side request
- * forgery), checked at creation for literal addresses and again at delivery after DNS
- * resolution.
+ * reaches an address in a special-purpose range (private, link-local, documentation,
+ * translated, ...: no server-side request forgery), checked at creation for literal
+ * addresses and again at delivery after DNS resolution.
  */
-import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 import type { Mode } from '../store/types.ts';
 
-const nonPublic = new BlockList();
-for (const [network, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const)
-  nonPublic.addSubnet(network, prefix, 'ipv4');
-for (const [network, prefix] of [
-  // Unspecified, loopback and IPv4-compatible (deprecated); the discard prefix; NAT64 for
-  // local use (RFC 8215); Teredo and 6to4, whose embedded IPv4 is relayed; documentation;
-  // unique local, link-local and multicast.
-  ['::', 96],
-  ['100::', 64],
-  ['64:ff9b:1::', 48],
-  ['2001::', 32],
-  ['2001:db8::', 32],
-  ['2002::', 16],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const)
-  nonPublic.addSubnet(network, prefix, 'ipv6');
-const nat64 = new BlockList();
-nat64.addSubnet('64:ff9b::', 96, 'ipv6');
+/**
+ * IANA special-purpose ranges (RFC 6890 registries) that ipaddr.js's range table files
+ * under `unicast`; every other range it names (private, loopback, link-local, reserved
+ * and documentation, carrier-grade NAT, multicast, IPv4-mapped and -translated, NAT64,
+ * 6to4, Teredo, ...) is refused by its name.
+ */
+const ALSO_SPECIAL = [
+  ['198.18.0.0', 15], // RFC 2544 benchmarking
+  ['100::', 64], // RFC 6666 discard-only
+  ['64:ff9b:1::', 48], // RFC 8215 local-use NAT64
+  ['2001::', 23], // RFC 2928 IETF protocol assignments (benchmarking, ORCHIDv2, ...)
+  ['3fff::', 20], // RFC 9637 documentation
+  ['5f00::', 16], // RFC 9602 segment routing SIDs
+].map(([network, bits]) => [ipaddr.parse(network as string), bits as number] as const);
 
-/** `[::1]` → `::1`; IPv4-mapped IPv6 (`::ffff:127.0.0.1`) → its IPv4 address. */
-function bareHost(hostname: string): string {
-  const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(host);
-  if (mapped) return mapped[1]!;
-  // The URL Standard writes the IPv4 part of an IPv6 address in hex (::ffff:7f00:1).
-  const hexMapped = /^::ffff:([0-9a-f]{1,4}):([0-9a-f]{1,4})$/.exec(host);
-  return hexMapped ? ipv4From(hexMapped[1]!, hexMapped[2]!) : host;
+/** The IP address a URL host or resolved address names (brackets off), or undefined for a name. */
+function ipOf(host: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  const bare = host.replace(/^\[|\]$/g, '');
+  return ipaddr.isValid(bare) ? ipaddr.parse(bare) : undefined;
 }
 
-/** The IPv4 address held by two IPv6 groups: `a9fe`, `a9fe` → 169.254.169.254. */
-function ipv4From(high: string, low: string): string {
-  const h = parseInt(high || '0', 16);
-  const l = parseInt(low || '0', 16);
-  return `${h >> 8}.${h & 255}.${l >> 8}.${l & 255}`;
-}
-
-/** RFC 6761 6.3: `localhost` and every name under it are loopback. */
+/** RFC 6761 6.3: `localhost` and every name under it are loopback; so is an IPv4-mapped loopback address. */
 export function isLoopbackHost(hostname: string): boolean {
-  const host = bareHost(hostname).replace(/\.$/, '');
+  const host = hostname.toLowerCase().replace(/\.$/, '');
   if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
+  const ip = ipOf(host);
+  return ip !== undefined && ipaddr.process(ip.toString()).range() === 'loopback';
 }
 
-/** True for an IP address that is loopback, private, link-local or otherwise not public. */
+/** True for an IP address in any special-purpose range: only a global unicast address is public. */
 export function isNonPublicAddress(address: string): boolean {
-  const host = bareHost(address);
-  const family = isIP(host);
-  if (family === 0) return false;
-  if (family === 6 && nat64.check(host, 'ipv6')) {
-    // NAT64 (RFC 6052) reaches the IPv4 address in its last 32 bits: judge that one.
-    const groups = new URL(`http://[${host}]/`).hostname.slice(1, -1).split(':');
-    return isNonPublicAddress(ipv4From(groups.at(-2)!, groups.at(-1)!));
-  }
-  return nonPublic.check(host, family === 4 ? 'ipv4' : 'ipv6');
+  const ip = ipOf(address);
+  if (!ip) return false;
+  if (ip.range() !== 'unicast') return true;
+  return ALSO_SPECIAL.some(([network, bits]) => network.kind() === ip.kind() && ip.match(network, bits));
 }
 
 /** Whether a webhook may be sent to this (resolved or literal) address in this mode. */
@@ -99,7 +65,7 @@ export function refuseWebhookUrl(url: string, mode: Mode): string | undefined {
   if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') return 'webhookUrl must use https';
   if (mode === 'live' && loopback) return 'webhookUrl must be publicly reachable: live mode refuses loopback addresses';
   if (!reachableFor(mode, parsed.hostname)) {
-    return 'webhookUrl must be publicly reachable: private, link-local and other non-public addresses are refused';
+    return 'webhookUrl must be publicly reachable: private, link-local, documentation and other special-purpose addresses are refused';
   }
   return undefined;
 }

@@ -26,18 +26,11 @@ function bodyProblemFirst(_operation: Operation, scope: Scope) {
   return undefined;
 }
 
-/** Operations that declare the Idempotency-Key header (the creates). */
-const declaresKey = new WeakMap<Operation, boolean>();
-function takesIdempotencyKey(operation: Operation): boolean {
-  let declares = declaresKey.get(operation);
-  if (declares === undefined) {
-    declares = (operation.parameters ?? []).some(
-      (p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
-    );
-    declaresKey.set(operation, declares);
-  }
-  return declares;
-}
+/** Whether the operation declares the Idempotency-Key header (the creates). */
+const takesIdempotencyKey = (operation: Operation) =>
+  (operation.parameters ?? []).some(
+    (p) => 'in' in p && p.in === 'header' && p.name.toLowerCase() === 'idempotency-key',
+  );
 
 function publicFieldChecks(operation: Operation, request: ParsedRequest, scope: Scope): ErrorDetail[] {
   const details: ErrorDetail[] = [...scope.findings];

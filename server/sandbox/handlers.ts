@@ -2,7 +2,7 @@
  * The sandbox API's handlers, keyed by operationId (openapi/sandbox.yaml): provisioning,
  * the per-organisation clock and faults. Test controls for the reference server only.
  */
-import type { operations, paths } from '@payment-service/contract/sandbox';
+import type { components, operations, paths } from '@payment-service/contract/sandbox';
 import { iso, orgNow, SECOND } from '../domain/clock.ts';
 import { notFound, validationFailed } from '../domain/errors.ts';
 import { newWebhookSecret } from '../domain/ids.ts';
@@ -19,15 +19,17 @@ async function organisation(services: Services, orgId: string): Promise<Organisa
   return org;
 }
 
-async function paymentFor(
+/** The payer's attempt on the payment of this kind found `by` its id (any organisation's: the sandbox is the payer). */
+async function attemptOn(
   services: Services,
   by: { transactionId: string } | { sessionId: string },
   kind: Payment['kind'],
   what: string,
-): Promise<Payment> {
+  { rail, outcome }: components['schemas']['SandboxAttemptRequest'],
+) {
   const payment = await services.store.findPayment(by);
   if (payment?.kind !== kind) throw notFound(what);
-  return payment;
+  return payerAttempt(services, payment, rail, outcome);
 }
 
 export const sandboxHandlers = {
@@ -59,25 +61,19 @@ export const sandboxHandlers = {
     return { status: 200, body: { now: iso(orgNow({ clockOffsetMs: offset })) } };
   },
 
-  async createCheckoutSessionAttempt(request, { services }) {
-    const by = { sessionId: request.params.id };
-    const payment = await paymentFor(services, by, 'checkout_session', 'checkout session');
-    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+  async createCheckoutSessionAttempt({ params, body }, { services }) {
+    const done = await attemptOn(services, { sessionId: params.id }, 'checkout_session', 'checkout session', body);
     return { status: 200, body: { session: sessionReadShape(done.payment, done.now), redirectTo: done.redirectTo } };
   },
 
-  async createPaymentLinkAttempt(request, { services }) {
-    const by = { transactionId: request.params.id };
-    const payment = await paymentFor(services, by, 'payment_link', 'payment link');
-    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+  async createPaymentLinkAttempt({ params, body }, { services }) {
+    const done = await attemptOn(services, { transactionId: params.id }, 'payment_link', 'payment link', body);
     const paymentLink = paymentLinkShape(done.payment, services.publicUrl, done.now);
     return { status: 200, body: { paymentLink, redirectTo: done.redirectTo } };
   },
 
-  async createTransactionAttempt(request, { services }) {
-    const by = { transactionId: request.params.transactionId };
-    const payment = await paymentFor(services, by, 'legacy', 'transaction');
-    const done = await payerAttempt(services, payment, request.body.rail, request.body.outcome);
+  async createTransactionAttempt({ params, body }, { services }) {
+    const done = await attemptOn(services, { transactionId: params.transactionId }, 'legacy', 'transaction', body);
     const transaction = legacyTransactionShape(done.payment, services.publicUrl, done.now);
     return { status: 200, body: { transaction, redirectTo: done.redirectTo } };
   },

@@ -108,6 +108,75 @@ describe('validation (boundaries on both sides)', () => {
     expect(answer.body.error.code).toBe('validation_failed');
   });
 
+  const sendText = (text: string) =>
+    t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      rawBody: text,
+      headers: { 'content-type': 'application/json' },
+    });
+  const valid = JSON.stringify(sessionRequest());
+
+  it.each([
+    [
+      'with another value (the last would win: a 1.00 payment)',
+      valid.replace('{', '{"amount":{"total":25},').replace('"total":25.5', '"total":1'),
+      'amount',
+    ],
+    ['with the same value', valid.replace('{', '{"checkoutMethod":"both",'), 'checkoutMethod'],
+    [
+      'inside a nested object',
+      valid.replace('"reference":', '"reference":"A","reference":'),
+      'creditorReference.reference',
+    ],
+    ['written with an escape', valid.replace('{', '{"\\u0074ype":"single",'), 'type'],
+  ])('refuses a key repeated in one object %s, naming it, and creates nothing', async (_name, text, field) => {
+    const before = await t.server.store.countPayments(org.id);
+    const answer = await sendText(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.code).toBe('validation_failed');
+    expect(answer.body.error.details).toContainEqual({
+      field,
+      constraints: { unique: expect.stringContaining(field) },
+    });
+    expect(await t.server.store.countPayments(org.id)).toBe(before);
+  });
+
+  it('reads a key that only looks repeated inside a string as the one key it is', async () => {
+    const text = valid.replace('"reference":"', '"reference":"a:b\\":{\\"x\\":1,');
+    const answer = await sendText(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error.details.flatMap((d: any) => Object.keys(d.constraints))).not.toContain('unique');
+  });
+
+  it.each([
+    ['a lone high surrogate', '\\ud800'],
+    ['a lone low surrogate', '\\udc00'],
+    ['two high surrogates', '\\ud83d\\ud83d'],
+    ['a pair the wrong way round', '\\ude00\\ud83d'],
+  ])('refuses a string holding %s, naming the field, and stores nothing', async (_name, escaped) => {
+    const before = await t.server.store.countPayments(org.id);
+    const text = JSON.stringify({ ...sessionRequest(), description: 'x' }).replace('"x"', `"a${escaped}b"`);
+    const answer = await sendText(text);
+    expect(answer.status).toBe(400);
+    expect(answer.body.error).toMatchObject({ code: 'validation_failed', param: 'description' });
+    expect(Object.keys(answer.body.error.details[0].constraints)).toEqual(['unicode']);
+    expect(await t.server.store.countPayments(org.id)).toBe(before);
+  });
+
+  it('accepts a surrogate pair written as escapes, and reads it back as the character it is', async () => {
+    const answer = await sendText(
+      JSON.stringify({ ...sessionRequest(), description: 'x' }).replace(
+        '"description":"x"',
+        '"description":"\\ud83d\\ude00"',
+      ),
+    );
+    expect(answer.status).toBe(200);
+    const read = await t.request('GET', `/api/checkout-sessions/${answer.body.id}`, { token: org.testToken });
+    expect(read.status).toBe(200);
+    const stored = await t.server.store.findPayment({ sessionId: answer.body.id });
+    expect(stored!.description).toBe('\u{1F600}');
+  });
+
   const allowed = [...'09AZaz', ' ', "'", '.', ',', '@', '_', '-'];
   it.each([
     ['A'.repeat(12), true],
@@ -296,12 +365,38 @@ describe('webhookUrl targets', () => {
     ['https://10.0.0.8/hooks', 'test', false],
     ['https://169.254.169.254/latest/meta-data', 'test', false],
     ['https://[fd00::1]/hooks', 'test', false],
-    // Names under localhost are loopback (RFC 6761); IPv4 inside IPv6 is judged as IPv4.
+    // Names under localhost are loopback (RFC 6761); an IPv4-mapped loopback address too.
     ['https://shop.localhost/hooks', 'live', false],
+    ['https://[::ffff:127.0.0.1]/hooks', 'test', true],
+    // Every special-purpose range is refused, whatever address it embeds: mapped,
+    // translated (RFC 6145), NAT64, 6to4, Teredo, documentation, benchmarking, ...
     ['https://[::ffff:10.0.0.8]/hooks', 'live', false],
+    ['https://[::ffff:0:a9fe:a9fe]/hooks', 'live', false],
     ['https://[64:ff9b::169.254.169.254]/hooks', 'test', false],
-    ['https://[64:ff9b::93.184.216.34]/hooks', 'live', true],
+    ['https://[64:ff9b::93.184.216.34]/hooks', 'live', false],
+    ['https://[64:ff9b:1::1]/hooks', 'live', false],
     ['https://[2002:a9fe:a9fe::1]/hooks', 'live', false],
+    ['https://[2001::1]/hooks', 'live', false],
+    ['https://[2001:db8::1]/hooks', 'live', false],
+    ['https://[3fff::1]/hooks', 'live', false],
+    ['https://[100::1]/hooks', 'live', false],
+    ['https://[ff02::1]/hooks', 'live', false],
+    ['https://192.0.2.10/hooks', 'live', false],
+    ['https://198.51.100.7/hooks', 'live', false],
+    ['https://203.0.113.9/hooks', 'live', false],
+    ['https://198.18.0.1/hooks', 'live', false],
+    ['https://100.64.0.1/hooks', 'live', false],
+    ['https://192.0.0.8/hooks', 'live', false],
+    ['https://240.0.0.1/hooks', 'live', false],
+    ['https://255.255.255.255/hooks', 'live', false],
+    ['https://224.0.0.1/hooks', 'live', false],
+    ['https://0.0.0.0/hooks', 'live', false],
+    ['https://93.184.216.34/hooks', 'live', true],
+    ['https://[2606:4700::1111]/hooks', 'live', true],
+    // http(s) only.
+    ['ftp://shop.example.com/hooks', 'test', false],
+    ['file:///etc/passwd', 'test', false],
+    ['javascript:alert(1)', 'test', false],
   ])('%s with a %s key: accepted=%s', async (url, mode, accepted) => {
     const answer = await create(sessionRequest({ webhookUrl: url }), mode === 'test' ? org.testToken : org.liveToken);
     expect(answer.status).toBe(accepted ? 200 : 400);

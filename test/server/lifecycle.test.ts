@@ -109,16 +109,21 @@ describe('checkout session lifecycle', () => {
     );
   });
 
-  it('sends the payer on with a bare 303 on the hosted page, and never to a stored script URL', async () => {
-    // Creates refuse such URLs now; a database written by an older server may hold one.
+  /** A session stored as an older server could have, with a redirectUrl creates refuse now. */
+  async function storedSession(redirectUrl: string) {
     const template = (await t.server.store.findPayment({ sessionId: (await session()).id }))!;
     const stored = {
       ...template,
       transactionId: randomUUID(),
       sessionId: `cs_${randomUUID().replace(/-/g, '')}`,
-      redirectUrl: 'javascript:alert(document.domain)',
+      redirectUrl,
     };
     await t.server.store.createPayment(stored);
+    return stored as typeof stored & { sessionId: string };
+  }
+
+  it('sends the payer on with a bare 303 on the hosted page, and never to a stored script URL', async () => {
+    const stored = await storedSession('javascript:alert(document.domain)');
     const res = await fetch(`${t.url}/pay/${stored.sessionId}/attempts`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'text/html' },
@@ -133,15 +138,7 @@ describe('checkout session lifecycle', () => {
   });
 
   it('completes a payment whose stored redirectUrl no longer parses, and redirects nowhere rather than failing', async () => {
-    // Creates refuse such URLs now; a database written by an older server may hold one.
-    const template = (await t.server.store.findPayment({ sessionId: (await session()).id }))!;
-    const stored = {
-      ...template,
-      transactionId: randomUUID(),
-      sessionId: `cs_${randomUUID().replace(/-/g, '')}`,
-      redirectUrl: 'https://shop.example.com:99999/done',
-    };
-    await t.server.store.createPayment(stored);
+    const stored = await storedSession('https://shop.example.com:99999/done');
     const done = await attempt(stored.sessionId, 'card', 'succeeded');
     expect(done.status).toBe(200);
     expect(done.body.redirectTo).toBeNull();

@@ -106,6 +106,38 @@ describe('bearer checks', () => {
     },
   );
 
+  /**
+   * The last character of a base64url part that does not end on a byte boundary (an
+   * HS256 signature: 32 bytes in 43 characters) carries unused low bits: another
+   * character with the same used bits decodes to the same bytes.
+   */
+  const sameBytes = (part: string) => {
+    const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+    const unused = [0, 0, 4, 2][part.length % 4]!;
+    const last = alphabet.indexOf(part.at(-1)!);
+    const twin = alphabet[last ^ ((1 << unused) - 1)]!;
+    expect(Buffer.from(part.slice(0, -1) + twin, 'base64url')).toEqual(Buffer.from(part, 'base64url'));
+    return part.slice(0, -1) + twin;
+  };
+
+  it.each([
+    ['with = padding on the signature', (tok: string) => `${tok}=`],
+    ['with = padding on the payload', (tok: string) => tok.replace(/\.([^.]+)\./, (_m, p: string) => `.${p}=.`)],
+    [
+      'with the unused bits of the signature changed',
+      (tok: string) => tok.replace(/[^.]+$/, (signature) => sameBytes(signature)),
+    ],
+  ])('gives invalid_token for a token that decodes to the issued bytes but is written %s', async (_name, rewrite) => {
+    const token = org.testToken;
+    const rewritten = rewrite(token);
+    expect(rewritten).not.toBe(token);
+    const answer = await read(`Bearer ${rewritten}`);
+    expect(answer.status).toBe(401);
+    expect(answer.body.error.code).toBe('invalid_token');
+    // The token as issued still works.
+    expect((await read(`Bearer ${token}`)).status).toBe(404);
+  });
+
   it('accepts a valid token (the session then is simply not found)', async () => {
     const answer = await read(`Bearer ${org.testToken}`);
     expect(answer.status).toBe(404);

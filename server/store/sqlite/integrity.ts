@@ -26,5 +26,11 @@ export function checkIntegrity(database: Database.Database, file: string): void 
     // SQLITE_CORRUPT, SQLITE_NOTADB: too damaged (or not a database at all) to check.
     throw new DamagedDatabase(file, [error instanceof Error ? error.message : String(error)]);
   }
-  if (problems.length !== 1 || problems[0] !== 'ok') throw new DamagedDatabase(file, problems);
+  if (problems.length === 1 && problems[0] === 'ok') return;
+  // Its rows may span lines and open with a heading naming the schema ("*** in database main ***").
+  const lines = problems.flatMap((row) => row.split('\n')).map((line) => line.trim());
+  throw new DamagedDatabase(
+    file,
+    lines.filter((line) => line !== '' && !line.startsWith('***')),
+  );
 }
