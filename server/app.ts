@@ -1,12 +1,10 @@
 /**
- * The reference server's composition root: makes each part and wires them together. Koa
- * middleware, outermost first: request log → error envelope → Host check → raw body →
- * the two APIs by path prefix (http/api.ts) → the page table (http/pages.ts) → 404.
+ * The reference server's composition root: makes each part and wires them together (the
+ * Koa middleware are in http/app.ts, the request flow in ARCHITECTURE.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import Koa from 'koa';
 import type { Document } from 'openapi-backend';
 import type { Logger } from 'pino';
 import { Credentials } from './auth/credentials.ts';
@@ -14,20 +12,16 @@ import { Secrets } from './auth/secrets.ts';
 import { Tokens } from './auth/tokens.ts';
 import { Background } from './background/thread.ts';
 import { docsPages } from './docs/site.ts';
-import { validationFailed } from './domain/errors.ts';
 import { Idempotency } from './domain/idempotency.ts';
 import { Ids, newSandboxToken } from './domain/ids.ts';
 import { type DemoOrganisation, demoOrganisation } from './domain/organisations.ts';
 import { serveApi } from './http/api.ts';
+import { koaApp } from './http/app.ts';
 import { publicApi, sandboxApi } from './http/backends.ts';
-import { ApiError } from './http/errors.ts';
 import { pages } from './http/pages.ts';
 import { Responder } from './http/responder.ts';
 import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
-import { errorEnvelope } from './middleware/error-envelope.ts';
-import { rawBody } from './middleware/raw-body.ts';
-import { requestLog } from './middleware/request-log.ts';
 import { packageRoot } from './root.ts';
 import { Faults } from './sandbox/faults.ts';
 import type { Services } from './scope.ts';
@@ -147,31 +141,16 @@ async function compose(
     publicUrl,
     sandbox: apis.sandbox !== undefined,
   });
-  const api = serveApi(apis.public, services, responder);
-  const sandbox = apis.sandbox && serveApi(apis.sandbox, services, responder);
-
-  const app = new Koa();
-  app.use(requestLog(log));
-  app.use(errorEnvelope(docsUrl, log, responder));
-  app.use(function requireHost(ctx, next) {
-    // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
-    if (ctx.req.headers.host === undefined && ctx.req.httpVersion === '1.1') {
-      const required = 'HTTP/1.1 requests must carry a Host header';
-      throw validationFailed([{ field: 'Host', constraints: { required } }]);
-    }
-    return next();
-  });
-  app.use(rawBody());
-  // The APIs first, by prefix: their requests, the bulk of the traffic, skip the page table.
-  app.use(function route(ctx, next) {
-    if (ctx.path.startsWith('/api/')) return api(ctx);
-    if (ctx.path.startsWith('/sandbox/') && sandbox) return sandbox(ctx);
-    return next();
-  });
-  app.use(pages(services, responder, docs));
-  app.use(function unknownPath() {
-    throw new ApiError('not_found', 'No such resource.');
-  });
+  const app = koaApp(
+    {
+      api: serveApi(apis.public, services, responder),
+      sandbox: apis.sandbox && serveApi(apis.sandbox, services, responder),
+      pages: pages(services, responder, docs),
+    },
+    log,
+    responder,
+    docsUrl,
+  );
   http.serve(app.callback(), docsUrl, log);
   stops.push(() => services.webhooks.stop());
   await services.webhooks.start();
