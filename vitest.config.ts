@@ -1,8 +1,33 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { ADMIN_URL, answers } from './test/support/postgres-server.ts';
 
 const source = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
+/** The server's tests that also run on PostgreSQL: every one that uses the default test database. */
+const ON_POSTGRES = [
+  'checkout-sessions',
+  'connections',
+  'errors',
+  'fuzz',
+  'idempotency',
+  'lifecycle',
+  'pages',
+  'sandbox',
+  'token-abuse',
+  'tokens',
+  'webhooks',
+].map((name) => `test/server/${name}.test.ts`);
+
+// Whether PostgreSQL answers, decided once: without it its tests are skipped, said in
+// one line; with REQUIRE_POSTGRES set (.ci/run sets it) its absence fails the run.
+const postgres = (await answers(ADMIN_URL)) ? ADMIN_URL : null;
+if (!postgres && process.env.REQUIRE_POSTGRES)
+  throw new Error(`REQUIRE_POSTGRES is set but no PostgreSQL answers at ${ADMIN_URL}`);
+if (!postgres)
+  console.log(
+    `PostgreSQL tests skipped (the PostgreSQL store, several servers on one database, the server's tests on PostgreSQL): nothing answers at ${ADMIN_URL}; start PostgreSQL there, or set TEST_POSTGRES_URL to one whose role may create databases.`,
+  );
 export default defineConfig({
   // Tests run the packages' TypeScript sources, the client included, so that a change is
   // tested without a build; what a user installs (dist/) is tested by the packaging test
@@ -14,8 +39,19 @@ export default defineConfig({
     ],
   },
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    provide: { postgres },
+    projects: [
+      { extends: true as const, test: { name: 'main', include: ['test/**/*.test.ts'] } },
+      ...(postgres
+        ? [
+            {
+              extends: true as const,
+              test: { name: 'server on PostgreSQL', include: ON_POSTGRES, env: { TEST_STORE: 'postgres' } },
+            },
+          ]
+        : []),
+    ],
   },
 });

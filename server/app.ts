@@ -25,7 +25,7 @@ import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
 import { Faults } from './sandbox/faults.ts';
 import type { Services } from './scope.ts';
-import { SqliteStore } from './store/sqlite/store.ts';
+import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
@@ -39,7 +39,7 @@ const readDescription = (name: string) =>
 export interface ServerOptions {
   port?: number;
   host?: string;
-  /** SQLite file path or `:memory:`. */
+  /** SQLite file path, `:memory:`, or a `postgres://` URL (any number of servers on one database). */
   db?: string;
   /** The sandbox API's bearer token; `false` turns the sandbox API off; undefined picks a random one. */
   sandboxToken?: string | false;
@@ -96,9 +96,9 @@ async function compose(
   const { log } = logging;
   const background = new Background();
   stops.push(() => background.close());
-  const store = new SqliteStore({
-    file: options.db ?? '.data/payment-service.sqlite',
+  const store = openStore(options.db ?? '.data/payment-service.sqlite', {
     background,
+    log,
     rewindFrames: options.walRewindFrames,
   });
   stops.push(() => store.close());

@@ -64,12 +64,15 @@ export class Credentials {
   }
 
   async check(clientId: string, secret: string): Promise<Check> {
-    const apiKey = await this.store.getApiKey(clientId);
-    const known = apiKey && this.accepted.get(clientId);
-    // The stored hash must still be the one checked: a deleted key reads undefined here.
-    if (apiKey && known && known.secretHash === apiKey.secretHash && timingSafeEqual(this.digest(secret), known.digest))
-      return { ok: true, apiKey };
+    const known = this.accepted.get(clientId);
+    if (known && timingSafeEqual(this.digest(secret), known.digest)) {
+      // Still the key whose secret was checked: a deleted or replaced key reads otherwise.
+      const apiKey = await this.store.getApiKey(clientId);
+      if (apiKey?.secretHash === known.secretHash) return { ok: true, apiKey };
+      this.accepted.delete(clientId);
+    }
 
+    // Refused before anything else is asked of the database: a flood costs memory lookups only.
     const now = this.now();
     const failed = this.failures.get(clientId);
     if (failed && failed.windowEndsAt <= now) this.failures.delete(clientId);
@@ -78,8 +81,10 @@ export class Credentials {
     if (this.waiting >= MAX_WAITING) return { ok: false, retryAfterSeconds: 1 };
 
     this.waiting++;
+    let apiKey: ApiKey | undefined;
     let valid: boolean;
     try {
+      apiKey = await this.store.getApiKey(clientId);
       valid = await this.secrets.verify(secret, apiKey?.secretHash);
     } finally {
       this.waiting--;

@@ -1,6 +1,7 @@
 /**
  * Access tokens: HS256 JWTs (jose) that last five minutes on the organisation's clock.
- * The signing key is generated once and kept in the store, so tokens survive a restart.
+ * The signing key is generated once and kept in the store, so tokens survive a restart
+ * and every server on one database accepts every other's.
  * Tokens are not stored: nothing about them accumulates on disk or in memory.
  */
 import { randomBytes, type webcrypto } from 'node:crypto';
@@ -57,11 +58,11 @@ export class Tokens {
   ) {}
 
   static async open(store: Store): Promise<Tokens> {
-    let encoded = await store.getSetting(SIGNING_KEY_SETTING);
-    if (!encoded) {
-      encoded = randomBytes(32).toString('base64');
-      await store.putSetting(SIGNING_KEY_SETTING, encoded);
-    }
+    // Servers sharing a database share the key: of several starting together, the first
+    // one's is kept, so a token from one is good at every other.
+    const encoded =
+      (await store.getSetting(SIGNING_KEY_SETTING)) ??
+      (await store.ensureSetting(SIGNING_KEY_SETTING, randomBytes(32).toString('base64')));
     // Imported once: jose would import raw key bytes again on every verification.
     const key = await crypto.subtle.importKey(
       'raw',

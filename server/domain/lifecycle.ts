@@ -9,7 +9,16 @@
  * The status reports the last attempt. A session expires 24 hours after creation on the
  * organisation's clock; expiry sends no webhook, and neither does a decline.
  */
-import type { OutboxEntry, Payment, PaymentStatus, PaymentUpdate, Rail, Store } from '../store/types.ts';
+import type {
+  Lease,
+  NewWebhook,
+  OutboxEntry,
+  Payment,
+  PaymentStatus,
+  PaymentUpdate,
+  Rail,
+  Store,
+} from '../store/types.ts';
 import { iso } from './clock.ts';
 import { DomainError, validationFailed } from './errors.ts';
 import { statusAt } from './payments.ts';
@@ -42,12 +51,17 @@ export interface AttemptResult {
   webhook?: OutboxEntry;
 }
 
+/**
+ * `lease`: the queued webhook's first attempt is leased to whoever makes it (the
+ * dispatcher of this server), so that no other server's poller takes it meanwhile.
+ */
 export async function attempt(
   store: Store,
   payment: Payment,
   rail: Rail,
   outcome: Outcome,
   now: number,
+  lease: Lease,
 ): Promise<AttemptResult> {
   const status = statusAt(payment, now);
   if (status === 'completed' || status === 'expired') {
@@ -69,7 +83,7 @@ export async function attempt(
     updatedAt: now,
     completedAt: completed ? now : null,
   };
-  const webhook =
+  const webhook: NewWebhook | undefined =
     completed && payment.webhookUrl
       ? {
           transactionId: payment.transactionId,
@@ -82,7 +96,7 @@ export async function attempt(
           nextAttemptAt: now,
         }
       : undefined;
-  const queued = await store.updatePayment(payment.transactionId, update, webhook);
+  const queued = await store.updatePayment(payment.transactionId, update, webhook && { entry: webhook, lease });
   if (queued === false) throw new DomainError('invalid_state', 'This payment is completed; nothing can be paid on it.');
   return { payment: { ...payment, ...update }, webhook: queued };
 }

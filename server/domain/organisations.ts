@@ -83,7 +83,10 @@ export async function demoOrganisation(store: Store, secrets: KeySecrets): Promi
     openBankingApproved: true,
     settlementAccount: true,
   });
-  await store.putSetting(DEMO_SETTING, JSON.stringify({ id: org.id, test: org.apiKeys.test }));
+  const made = JSON.stringify({ id: org.id, test: org.apiKeys.test });
+  // Servers starting together on one database: the first to keep its demo organisation
+  // decides, and the others print that one.
+  if ((await store.ensureSetting(DEMO_SETTING, made)) !== made) return demoOrganisation(store, secrets);
   return {
     id: org.id,
     webhookSigningSecret: org.webhookSigningSecret,

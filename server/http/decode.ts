@@ -8,7 +8,8 @@
  *   required, not UTF-8, nested absurdly deep): `problem`, answered at the validation step;
  * - fields JSON.parse would silently change (`findings`, listed with validation's own):
  *   a number with more digits than a double holds, a key repeated in one object (the last
- *   would win), a string holding a lone surrogate (not storable as UTF-8).
+ *   would win), a string holding a lone surrogate (not storable as UTF-8) or U+0000 (not
+ *   storable as text).
  */
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
@@ -127,30 +128,40 @@ function repeatedKeys(text: string, value: unknown): ErrorDetail[] {
   return details;
 }
 
-/** Only an escape can write a lone surrogate into JSON text (UTF-8 cannot encode one). */
-const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+/**
+ * Only an escape can write a lone surrogate or U+0000 into JSON text: UTF-8 cannot
+ * encode a surrogate, and JSON allows no raw control character in a string.
+ */
+const UNSTORABLE_ESCAPE = /\\u(?:[dD][89a-fA-F]|0000)/;
 /** A surrogate code unit not part of a pair (with the u flag, a pair is one code point). */
 const LONE_SURROGATE = /\p{Cs}/u;
-const notUnicode = (path: string[]): ErrorDetail => {
-  const field = path.join('.');
-  const message = 'must be well-formed Unicode: a lone surrogate (\\ud800-\\udfff) is not a character';
-  return { field, constraints: { unicode: `${field || 'The request body'} ${message}` } };
-};
 
-/** Strings (keys too) holding a lone surrogate, by field path. */
-function loneSurrogates(text: string, value: unknown): ErrorDetail[] {
-  if (!SURROGATE_ESCAPE.test(text)) return [];
+/** Why a string cannot be stored as text, or undefined. */
+function unstorable(text: string): string | undefined {
+  if (LONE_SURROGATE.test(text))
+    return 'must be well-formed Unicode: a lone surrogate (\\ud800-\\udfff) is not a character';
+  // PostgreSQL's text holds no NUL, and a C string ends at one: refused whatever the store.
+  if (text.includes('\0')) return 'must not contain U+0000 (NUL)';
+  return undefined;
+}
+
+/** Strings (keys too) that cannot be stored as text (`unstorable`), by field path. */
+function unstorableStrings(text: string, value: unknown): ErrorDetail[] {
+  if (!UNSTORABLE_ESCAPE.test(text)) return [];
   const details: ErrorDetail[] = [];
+  const check = (item: string, path: string[]) => {
+    const problem = unstorable(item);
+    const field = path.join('.');
+    if (problem) details.push({ field, constraints: { unicode: `${field || 'The request body'} ${problem}` } });
+  };
   const visit = (item: unknown, path: string[]): void => {
-    if (typeof item === 'string') {
-      if (LONE_SURROGATE.test(item)) details.push(notUnicode(path));
-    } else if (Array.isArray(item)) {
+    if (typeof item === 'string') check(item, path);
+    else if (Array.isArray(item)) {
       for (const [i, element] of item.entries()) visit(element, [...path, String(i)]);
     } else if (item !== null && typeof item === 'object') {
       for (const [key, element] of Object.entries(item)) {
-        const at = [...path, key];
-        if (LONE_SURROGATE.test(key)) details.push(notUnicode(at));
-        visit(element, at);
+        check(key, [...path, key]);
+        visit(element, [...path, key]);
       }
     }
   };
@@ -161,7 +172,7 @@ function loneSurrogates(text: string, value: unknown): ErrorDetail[] {
 /** What JSON.parse made of valid JSON `text` that differs from what was written. */
 function changedByParsing(text: string, value: unknown): readonly ErrorDetail[] {
   const repeated = repeatedKeys(text, value);
-  const found = [...repeated, ...loneSurrogates(text, value)];
+  const found = [...repeated, ...unstorableStrings(text, value)];
   // lossless-json refuses a repeated key, which is refused already.
   if (repeated.length === 0) found.push(...inexactNumbers(text));
   return found.length > 0 ? found : NONE;

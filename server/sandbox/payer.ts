@@ -14,7 +14,7 @@ export async function payerAttempt(services: Services, payment: Payment, rail: R
   const org = await store.getOrganisation(payment.orgId);
   if (!org) throw notFound('payment');
   const now = orgNow(org);
-  const result = await attempt(store, payment, rail, outcome, now);
+  const result = await attempt(store, payment, rail, outcome, now, webhooks.lease());
   if (result.webhook) {
     const delivery = webhooks.deliver(result.webhook);
     if (rail === 'open_banking') await delivery;

@@ -72,6 +72,8 @@ export interface WebhookOutboxTable {
   attempts_made: number;
   next_attempt_at: number;
   state: OutboxEntry['state'];
+  lease_owner: string | null;
+  lease_until: number | null;
 }
 export interface WebhookDeliveriesTable {
   id: Generated<number>;

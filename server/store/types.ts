@@ -83,6 +83,18 @@ export interface OutboxEntry {
   state: 'pending' | 'delivered' | 'failed';
 }
 
+/** A webhook to queue: its exact bytes, and where and when to send them first. */
+export type NewWebhook = Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>;
+
+/**
+ * A server's hold on a webhook's next attempt (real time): with several servers on one
+ * database, only the holder makes the attempt; a lease that ends unanswered passes it on.
+ */
+export interface Lease {
+  owner: string;
+  until: number;
+}
+
 /** One delivery attempt, as the sandbox API lists it. */
 export interface DeliveryRecord {
   id: number;
@@ -123,11 +135,19 @@ export interface IdempotencyRecord {
 export interface Store {
   migrate(): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Whether this process is the database's only user (SQLite: one server per file), so
+   * that what it keeps in memory of the database stays exact. False when several servers
+   * share the database: then everything is read from it.
+   */
+  readonly exclusive: boolean;
   /** Why the database cannot be written now (a small write is tried), or undefined when it can. */
   writeProblem(): Promise<string | undefined>;
 
   getSetting(key: string): Promise<string | undefined>;
   putSetting(key: string, value: string): Promise<void>;
+  /** The setting's value, set to `value` first if it has none: of servers starting together, the first decides. */
+  ensureSetting(key: string, value: string): Promise<string>;
 
   createOrganisation(org: Organisation): Promise<void>;
   getOrganisation(id: string): Promise<Organisation | undefined>;
@@ -143,7 +163,8 @@ export interface Store {
   /**
    * Inserts the payment, and its idempotency record when given, in one transaction, unless
    * a record still inside its 24 hours (expiresAt after the new record's createdAt) holds
-   * the key: then nothing is written, and that record is what it resolves to.
+   * the key: then nothing is written, and that record is what it resolves to. Of creates
+   * racing with one key, on any server, exactly one inserts.
    */
   createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined>;
   /** The payment as stored, read-only: a store may hand the same object to every reader until the row changes. */
@@ -154,30 +175,38 @@ export interface Store {
   /** Any organisation's payment, by transaction id or by checkout session id (sandbox, hosted page). */
   findPayment(by: { transactionId: string } | { sessionId: string }): Promise<Payment | undefined>;
   /**
-   * Applies an attempt's outcome, and queues its webhook in the same transaction. False
-   * (nothing written) when the payment completed meanwhile.
+   * Applies an attempt's outcome, and queues its webhook in the same transaction, leased to
+   * the server that will make its first attempt. False (nothing written) when the payment
+   * completed meanwhile.
    */
   updatePayment(
     transactionId: string,
     update: PaymentUpdate,
-    webhook?: Omit<OutboxEntry, 'id' | 'attemptsMade' | 'state'>,
+    webhook?: { entry: NewWebhook; lease: Lease },
   ): Promise<OutboxEntry | undefined | false>;
 
-  /** Pending webhooks whose next attempt is due on their organisation's clock. */
-  dueWebhooks(realNowMs: number, limit: number): Promise<OutboxEntry[]>;
+  /**
+   * Leases to `lease.owner` up to `limit` pending webhooks whose next attempt is due on
+   * their organisation's clock and whose lease is free or ended (`realNowMs`); each is
+   * leased to one caller only, however many claim at once.
+   */
+  claimDueWebhooks(lease: Lease, realNowMs: number, limit: number): Promise<OutboxEntry[]>;
+  /** Frees every lease (a store's only user, at start: whoever held them has stopped). */
+  releaseWebhookLeases(): Promise<void>;
   getWebhook(id: number): Promise<OutboxEntry | undefined>;
+  /** The entry's attempt that was started and never finished: its server stopped during it. */
+  unfinishedDelivery(outboxId: number): Promise<DeliveryRecord | undefined>;
   /** Records an attempt as started (it counts even if the process dies during it). */
   startDelivery(
     entry: OutboxEntry,
     attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>,
   ): Promise<number>;
+  /** Records the attempt's result and the entry's next state, and frees its lease. */
   finishDelivery(
     deliveryId: number,
     result: { responseStatus: number | null; error: string | null; final: boolean },
     next: { state: OutboxEntry['state']; nextAttemptAt: number },
   ): Promise<void>;
-  /** Attempts a crash left unfinished: recorded as failed, so their count carries on. */
-  interruptedDeliveries(): Promise<DeliveryRecord[]>;
   listDeliveries(transactionId: string): Promise<DeliveryRecord[]>;
 
   /** Faults armed through the sandbox API (sandbox/faults.ts): `times` more of `kind` for the organisation. */

@@ -9,19 +9,31 @@
  *   within five seconds, is a failure, logged as an alert and recorded;
  * - each attempt is recorded before it is made, so a crash never resets the count: an
  *   attempt the crash interrupted counts as failed and the schedule carries on;
+ * - with several servers on one database, each attempt is made by the one server that
+ *   holds the entry's lease: the server that completed the payment holds the first, and
+ *   a due retry goes to whichever server's poller claims it first. A lease outlasts any
+ *   attempt (LEASE_MS), so one that ends unfinished means its server stopped: another
+ *   claims the entry, records the interrupted attempt as failed, and carries on;
  * - the body bytes were fixed when the event happened (so `createdAt` is identical on
  *   every attempt); the signature is made at sending time with the organisation's current
  *   secret, or left off when the `signing_secret_unavailable` fault says so; legacy bodies
  *   are never signed.
  */
+import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { MINUTE, orgNow } from '../domain/clock.ts';
 import type { Faults } from '../sandbox/faults.ts';
-import type { OutboxEntry, Store } from '../store/types.ts';
-import { sendWebhook, type SendResult } from './send.ts';
+import type { Lease, OutboxEntry, Store } from '../store/types.ts';
+import { ANSWER_TIMEOUT_MS, type SendResult, sendWebhook } from './send.ts';
 
 export const CARD_ATTEMPTS = 3;
+/** How long a server holds an attempt: longer than an attempt can take (ANSWER_TIMEOUT_MS and the writes around it). */
+export const LEASE_MS = ANSWER_TIMEOUT_MS * 2;
+/** Due entries claimed per poll, at most. */
+const CLAIM_LIMIT = 50;
+/** Between polls while the database fails, and how often that is logged. */
+const FAILING_POLL_MS = 1000;
 /** Wait before attempt 2 and attempt 3, after the previous attempt failed. */
 export const RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE] as const;
 
@@ -32,8 +44,12 @@ const isFinalStatus = (status: number | null) =>
 
 export class WebhookDispatcher {
   private readonly running = new Map<number, Promise<void>>();
+  /** This server's name on the leases it takes. */
+  private readonly owner = `server-${randomBytes(6).toString('hex')}`;
   private timer: NodeJS.Timeout | undefined;
   private stopped = false;
+  /** Polls that failed in a row (the database unreachable, say). */
+  private failing = 0;
 
   constructor(
     private readonly store: Store,
@@ -42,21 +58,31 @@ export class WebhookDispatcher {
     private readonly options: { pollIntervalMs?: number; timeoutMs?: number } = {},
   ) {}
 
+  /** A lease on a new entry's first attempt, for this server. */
+  lease(): Lease {
+    return { owner: this.owner, until: Date.now() + LEASE_MS };
+  }
+
   async start(): Promise<void> {
-    for (const interrupted of await this.store.interruptedDeliveries()) {
-      const entry = await this.store.getWebhook(interrupted.outboxId);
-      if (entry)
-        await this.conclude(entry, interrupted.id, interrupted.attempt, {
-          status: null,
-          error: 'interrupted: the service stopped during this attempt',
-        });
-    }
+    // The store's only user holds no lease at start: whoever took them has stopped.
+    if (this.store.exclusive) await this.store.releaseWebhookLeases();
     const poll = () => {
       if (this.stopped) return;
       this.tick()
-        .catch((err: unknown) => this.log.error({ err }, 'webhook polling failed'))
+        .then(
+          () => {
+            if (this.failing > 0) this.log.info({ failedPolls: this.failing }, 'webhook polling works again');
+            this.failing = 0;
+          },
+          (err: unknown) => {
+            // Logged once, then every minute or so: a database that is down fails every poll.
+            if (this.failing++ % 60 === 0) this.log.error({ err }, 'webhook polling failed');
+          },
+        )
         .finally(() => {
-          if (!this.stopped) this.timer = setTimeout(poll, this.options.pollIntervalMs ?? 100);
+          if (this.stopped) return;
+          const wait = this.failing > 0 ? FAILING_POLL_MS : (this.options.pollIntervalMs ?? 100);
+          this.timer = setTimeout(poll, wait);
         });
     };
     poll();
@@ -68,7 +94,7 @@ export class WebhookDispatcher {
     await Promise.allSettled(this.running.values());
   }
 
-  /** Makes the entry's next attempt now (or joins the one under way). */
+  /** Makes the next attempt of an entry this server holds the lease of (or joins the one under way). */
   deliver(entry: OutboxEntry): Promise<void> {
     const under = this.running.get(entry.id);
     if (under) return under;
@@ -78,14 +104,22 @@ export class WebhookDispatcher {
   }
 
   private async tick(): Promise<void> {
-    const due = await this.store.dueWebhooks(Date.now(), 50);
-    for (const entry of due) if (!this.running.has(entry.id)) void this.deliver(entry);
+    const claimed = await this.store.claimDueWebhooks(this.lease(), Date.now(), CLAIM_LIMIT);
+    for (const entry of claimed) if (!this.running.has(entry.id)) void this.deliver(entry);
   }
 
-  private async attempt(queued: OutboxEntry): Promise<void> {
-    const entry = (await this.store.getWebhook(queued.id)) ?? queued;
+  private async attempt(claimed: OutboxEntry): Promise<void> {
+    const entry = (await this.store.getWebhook(claimed.id)) ?? claimed;
     const org = await this.store.getOrganisation(entry.orgId);
     if (!org || entry.state !== 'pending') return;
+    const interrupted = await this.store.unfinishedDelivery(entry.id);
+    if (interrupted) {
+      await this.conclude(entry, interrupted.id, interrupted.attempt, {
+        status: null,
+        error: 'interrupted: the service stopped during this attempt',
+      });
+      return;
+    }
     const attempt = entry.attemptsMade + 1;
     const unsigned = entry.legacy || (await this.faults.take(org.id, 'signing_secret_unavailable'));
     const headers: Record<string, string> = unsigned

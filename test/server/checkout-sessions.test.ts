@@ -153,6 +153,8 @@ describe('validation (boundaries on both sides)', () => {
     ['a lone low surrogate', '\\udc00'],
     ['two high surrogates', '\\ud83d\\ud83d'],
     ['a pair the wrong way round', '\\ude00\\ud83d'],
+    // Valid Unicode, but no text column stores it (PostgreSQL's refuses it).
+    ['U+0000', '\\u0000'],
   ])('refuses a string holding %s, naming the field, and stores nothing', async (_name, escaped) => {
     const before = await t.server.store.countPayments(org.id);
     const text = JSON.stringify({ ...sessionRequest(), description: 'x' }).replace('"x"', `"a${escaped}b"`);

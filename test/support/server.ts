@@ -9,6 +9,7 @@ import http from 'node:http';
 import pino from 'pino';
 import { createPaymentServer, type PaymentServer, type ServerOptions } from '../../server/app.ts';
 import { createValidator, escapePointer, loadDescription, type Json } from './description.ts';
+import { freshDatabase } from './postgres.ts';
 
 export const SANDBOX_TOKEN = 'sandbox-test-token';
 
@@ -152,10 +153,22 @@ export interface Org {
   liveToken: string;
 }
 
+/**
+ * The database of a test server given none: an in-memory SQLite one, or, in the run of
+ * the server's tests against PostgreSQL (TEST_STORE=postgres, vitest.config.ts), a fresh
+ * PostgreSQL database dropped when the server closes.
+ */
+async function defaultDatabase(): Promise<{ db: string; drop?: () => Promise<void> }> {
+  if (process.env.TEST_STORE !== 'postgres') return { db: ':memory:' };
+  const fresh = await freshDatabase();
+  return { db: fresh.url, drop: fresh.drop };
+}
+
 export async function startTestServer(options: ServerOptions = {}): Promise<TestServer> {
+  const database = options.db === undefined ? await defaultDatabase() : { db: options.db };
   const server = await createPaymentServer({
     port: 0,
-    db: ':memory:',
+    db: database.db,
     sandboxToken: SANDBOX_TOKEN,
     logger: pino({ level: 'silent' }),
     ...options,
@@ -203,7 +216,10 @@ export async function startTestServer(options: ServerOptions = {}): Promise<Test
     async advanceClock(orgId, seconds) {
       await sandbox('POST', `/sandbox/organisations/${orgId}/clock`, { advanceSeconds: seconds });
     },
-    close: () => server.close(),
+    async close() {
+      await server.close();
+      await database.drop?.();
+    },
   };
 }
 
