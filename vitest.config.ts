@@ -24,10 +24,14 @@ const ON_POSTGRES = [
 const postgres = (await answers(ADMIN_URL)) ? ADMIN_URL : null;
 if (!postgres && process.env.REQUIRE_POSTGRES)
   throw new Error(`REQUIRE_POSTGRES is set but no PostgreSQL answers at ${ADMIN_URL}`);
-if (!postgres)
+// Vitest may read this file more than once in a run: the line is said once.
+const said = Symbol.for('payment-service.postgres-skip-said');
+if (!postgres && !(globalThis as Record<symbol, unknown>)[said]) {
+  (globalThis as Record<symbol, unknown>)[said] = true;
   console.log(
     `PostgreSQL tests skipped (the PostgreSQL store, several servers on one database, the server's tests on PostgreSQL): nothing answers at ${ADMIN_URL}; start PostgreSQL there, or set TEST_POSTGRES_URL to one whose role may create databases.`,
   );
+}
 export default defineConfig({
   // Tests run the packages' TypeScript sources, the client included, so that a change is
   // tested without a build; what a user installs (dist/) is tested by the packaging test

@@ -862,8 +862,8 @@ export interface components {
          *       at once in `details`. **Assumption:** the document does not say, but a body whose JSON
          *       different parsers would read differently is refused here too, never guessed at:
          *       a key repeated in one object (`unique`), a string holding a lone surrogate
-         *       (`\ud800`-`\udfff` not part of a pair: `unicode`), and a number written with more
-         *       digits than a 64-bit float holds (`exact`);
+         *       (`\ud800`-`\udfff` not part of a pair) or U+0000, which no text column stores
+         *       (`unicode`), and a number written with more digits than a 64-bit float holds (`exact`);
          *     - `currency_mismatch`: `amount.currency` differs from the settlement currency (no
          *       conversion or repricing);
          *     - `card_not_enabled`, `open_banking_not_enabled`, `settlement_account_missing`,

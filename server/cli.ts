@@ -7,6 +7,7 @@
  */
 import { createPaymentServer } from './app.ts';
 import { buildProgram, type CliOptions, ENV } from './cli-program.ts';
+import { isPostgresUrl } from './store/postgres/store.ts';
 
 // An empty variable counts as unset (HOST= must not mean every interface, nor PORT= a random port).
 for (const name of ENV) if (process.env[name]?.trim() === '') delete process.env[name];
@@ -17,11 +18,6 @@ const opts = program.opts<CliOptions>();
 // A token given on the command line with --no-sandbox is a contradiction; one from SANDBOX_TOKEN is not.
 if (!opts.sandbox && program.getOptionValueSource('sandboxToken') === 'cli')
   program.error("error: option '--sandbox-token <token>' cannot be used with option '--no-sandbox'");
-
-if (opts.db.startsWith('postgres://') || opts.db.startsWith('postgresql://')) {
-  console.error('payment-server: PostgreSQL is not supported yet; use a SQLite file path or :memory:.');
-  process.exit(2);
-}
 
 // A signal during start-up is honoured as soon as the server is up, never lost.
 let stopRequested = false;
@@ -50,7 +46,10 @@ if (server.demo) {
   console.log(`  test clientId:     ${apiKeys.test.clientId}`);
   console.log(`  test clientSecret: ${apiKeys.test.clientSecret}`);
   console.log(`  webhook secret:    ${webhookSigningSecret}`);
-  if (opts.db !== ':memory:') {
+  if (isPostgresUrl(opts.db)) {
+    // The URL may hold a password: it is never printed.
+    console.log(`  ${created ? 'created now and kept' : 'kept'} in the PostgreSQL database`);
+  } else if (opts.db !== ':memory:') {
     console.log(
       `  ${created ? 'created now and kept' : 'kept'} in ${opts.db}; to start afresh, stop the server and delete ${opts.db}*`,
     );

@@ -31,6 +31,8 @@ export interface Scope {
   rawBodyLength: number;
   /** Set by the bearer security check. */
   auth?: Authentication;
+  /** What the bearer security check threw: answered as the server's failure, not a 401. */
+  authError?: unknown;
   /** Why the body could not be taken (size, content type, coding, nesting), answered at validation. */
   bodyProblem?: DomainError;
   /** What JSON.parse changed in the body (http/decode.ts), refused along with validation's findings. */

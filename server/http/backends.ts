@@ -65,13 +65,22 @@ export function publicApi(definition: Document): Promise<Backend<Scope>> {
     security: {
       bearerAuth: async (request, scope) => {
         // Node keeps the first of two Authorization headers; which one is meant is unknowable.
-        scope.auth = sentTwice(scope.koa.req, 'authorization')
-          ? { ok: false, code: 'unauthorized', message: 'Send one Authorization header: Bearer <token>.' }
-          : await scope.services.tokens.authenticate(request.headers.authorization as string | undefined);
+        if (sentTwice(scope.koa.req, 'authorization')) {
+          scope.auth = { ok: false, code: 'unauthorized', message: 'Send one Authorization header: Bearer <token>.' };
+          return false;
+        }
+        try {
+          scope.auth = await scope.services.tokens.authenticate(request.headers.authorization as string | undefined);
+        } catch (error) {
+          // The check itself failed (the database unreachable): not the caller's fault.
+          scope.authError = error;
+          return false;
+        }
         return scope.auth.ok;
       },
     },
-    unauthorized: ({ auth }) => {
+    unauthorized: ({ auth, authError }) => {
+      if (authError !== undefined) throw authError;
       if (!auth || auth.ok || auth.code === 'unauthorized') {
         const message = auth?.ok === false ? auth.message : 'Authentication required.';
         return new ApiError('unauthorized', message, null, undefined, { 'www-authenticate': API_CHALLENGE });

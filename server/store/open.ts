@@ -14,6 +14,6 @@ export interface StoreOptions {
 
 export function openStore(db: string, options: StoreOptions): Store {
   if (isPostgresUrl(db))
-    return new PostgresStore(db, (err) => options.log.warn({ err }, 'a database connection failed while idle'));
+    return new PostgresStore(db, (err) => options.log.warn({ err }, 'a database connection broke'));
   return new SqliteStore({ file: db, background: options.background, rewindFrames: options.rewindFrames });
 }

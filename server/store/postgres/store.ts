@@ -38,8 +38,8 @@ export const isPostgresUrl = (db: string) => /^postgres(ql)?:\/\//i.test(db);
 export class PostgresStore extends SqlStore {
   readonly exclusive = false;
 
-  /** `onIdleError`: a pooled connection that broke while idle (the database restarted, say). */
-  constructor(url: string, onIdleError: (error: Error) => void) {
+  /** `onConnectionError`: a connection broke (the database restarted, say); its queries fail on their own. */
+  constructor(url: string, onConnectionError: (error: Error) => void) {
     const pool = new pg.Pool({
       connectionString: url,
       max: POOL_SIZE,
@@ -52,8 +52,11 @@ export class PostgresStore extends SqlStore {
       application_name: 'payment-server',
       types,
     });
-    // Without a listener, an idle connection's error would end the process.
-    pool.on('error', onIdleError);
+    // An error event without a listener ends the process: the pool listens to its idle
+    // connections, and each connection is given a listener of its own for the time it is
+    // in use (node-postgres leaves those to the user).
+    pool.on('error', onConnectionError);
+    pool.on('connect', (client) => client.on('error', onConnectionError));
     super(new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
 

@@ -1,0 +1,108 @@
+/**
+ * A server on PostgreSQL while its database cannot be reached: every request that needs
+ * the database is answered at once with the documented 500 (never a hang or a crash),
+ * /healthz says 503, and once the database is back the server carries on by itself. The
+ * database is cut off by a TCP relay between them. Skipped, with the other PostgreSQL
+ * tests, where none answers.
+ */
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.ts';
+import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
+
+/** A TCP relay to `target` that can drop every connection and refuse new ones, and let them in again. */
+async function relay(target: URL) {
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (cut) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    down() {
+      cut = true;
+      for (const socket of sockets) socket.destroy();
+    },
+    up() {
+      cut = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes away and comes back', () => {
+  let db: FreshDatabase;
+  let link: Awaited<ReturnType<typeof relay>>;
+  let t: TestServer;
+  let org: Org;
+  beforeAll(async () => {
+    db = await freshDatabase();
+    const url = new URL(db.url);
+    link = await relay(new URL(db.url));
+    url.host = `127.0.0.1:${link.port}`;
+    t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 20 });
+    org = await t.organisation();
+  });
+  afterAll(async () => {
+    await t?.close();
+    await link?.close();
+    await db?.drop();
+  });
+
+  const health = async () => (await fetch(`${t.url}/healthz`)).status;
+
+  it('answers 500 internal_error while it is away, 503 on /healthz, and carries on once it is back', async () => {
+    const before = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
+    expect(before.status).toBe(200);
+
+    link.down();
+    const read = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, { token: org.testToken });
+    expect(read.status).toBe(500);
+    expect(read.body.error.code).toBe('internal_error');
+    const create = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
+    expect(create.status).toBe(500);
+    const token = await t.request('POST', '/api/token', {
+      form: { clientId: org.apiKeys.live.clientId, clientSecret: org.apiKeys.live.clientSecret },
+    });
+    expect(token.status).toBe(500);
+    expect(token.body).toEqual({ error: 'internal_error' });
+    let status = await health();
+    for (let i = 0; i < 30 && status !== 503; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = await health();
+    }
+    expect(status).toBe(503);
+    // Still there: the process did not end when its pooled connections broke.
+    expect((await fetch(`${t.url}/`)).status).toBe(200);
+
+    link.up();
+    let again = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, {
+      token: org.testToken,
+      undocumented: true,
+    });
+    for (let i = 0; i < 50 && again.status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      again = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, { token: org.testToken });
+    }
+    expect(again.status).toBe(200);
+    expect(
+      (await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() })).status,
+    ).toBe(200);
+    for (let i = 0; i < 30 && status !== 200; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      status = await health();
+    }
+    expect(status).toBe(200);
+  });
+});
