@@ -35,6 +35,8 @@ import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
 import {
   machineStealMs,
   processCpuMs,
@@ -138,7 +140,7 @@ const SESSION_BODY = {
 
 interface Measurement {
   target: string;
-  url: string;
+  urls: string[];
   /** Answers per second over the measured window. */
   reqPerSec: number;
   /** Exact percentiles of the measured window's latencies (every answer kept). */
@@ -170,11 +172,23 @@ interface Measurement {
 
 interface Target {
   name: string;
-  url: string;
-  pid: number;
+  /** One server, or several sharing the load (the connections split evenly between them). */
+  urls: string[];
+  pids: number[];
   /** Called as the warm-up starts (to label memory samples). */
   onStart?: () => void;
   request: () => AcRequest;
+}
+
+/** CPU time of all the `pids`, in ms; null without /proc. */
+function serversCpuMs(pids: number[]): number | null {
+  let total = 0;
+  for (const pid of pids) {
+    const ms = processCpuMs(pid);
+    if (ms === null) return null;
+    total += ms;
+  }
+  return total;
 }
 
 /** The value below which `fraction` of the sorted `values` lie (nearest rank). */
@@ -204,31 +218,36 @@ async function measure(target: Target): Promise<Measurement> {
   let lastAnswerAt = 0;
 
   target.onStart?.();
+  const connections = Math.max(1, Math.round(CONNECTIONS / target.urls.length));
   process.stdout.write(
-    `- ${target.name}: warm-up ${WARMUP} s, then ${DURATION} s measured on the same ${CONNECTIONS} connections… `,
+    `- ${target.name}: warm-up ${WARMUP} s, then ${DURATION} s measured on the same ${CONNECTIONS} connections${target.urls.length > 1 ? ` (${connections} to each of ${target.urls.length} servers)` : ''}… `,
   );
-  const instance = autocannon({
-    url: target.url,
-    connections: CONNECTIONS,
-    duration: WARMUP + DURATION,
-    timeout: 10,
-    requests: [
-      {
-        ...request,
-        onResponse: (status, body) => {
-          if (status !== 200) note(`${status}: ${body.slice(0, 300)}`);
+  const instances = target.urls.map((url) =>
+    autocannon({
+      url,
+      connections,
+      duration: WARMUP + DURATION,
+      timeout: 10,
+      requests: [
+        {
+          ...request,
+          onResponse: (status, body) => {
+            if (status !== 200) note(`${status}: ${body.slice(0, 300)}`);
+          },
         },
-      },
-    ],
-  });
-  instance.on('reqError', (error: Error) => note(`request error: ${error.message}`));
-  instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
-    if (status !== 200) failures++;
-    if (measuring) {
-      latencies.push(ms);
-      lastAnswerAt = performance.now();
-    } else if (ms > warmupMaxMs) warmupMaxMs = ms;
-  });
+      ],
+    }),
+  );
+  for (const instance of instances) {
+    instance.on('reqError', (error: Error) => note(`request error: ${error.message}`));
+    instance.on('response', (_client: unknown, status: number, _bytes: number, ms: number) => {
+      if (status !== 200) failures++;
+      if (measuring) {
+        latencies.push(ms);
+        lastAnswerAt = performance.now();
+      } else if (ms > warmupMaxMs) warmupMaxMs = ms;
+    });
+  }
   let before:
     | {
         wall: number;
@@ -242,18 +261,18 @@ async function measure(target: Target): Promise<Measurement> {
     measuring = true;
     before = {
       wall: performance.now(),
-      server: processCpuMs(target.pid),
+      server: serversCpuMs(target.pids),
       self: process.cpuUsage(),
       machine: cpuTotals(),
       steal: machineStealMs(),
     };
   }, WARMUP * 1000);
-  const result = await instance;
+  const runs = await Promise.all(instances);
   clearTimeout(windowStart);
   if (!before) throw new Error(`${target.name}: the run ended before its measured window began`);
   // The window ends with its last answer: autocannon settles a little after it.
   const wallMs = Math.max(1, lastAnswerAt - before.wall);
-  const serverAfter = processCpuMs(target.pid);
+  const serverAfter = serversCpuMs(target.pids);
   const selfUsage = process.cpuUsage(before.self);
   const machine = cpuTotals();
   const steal = machineStealMs();
@@ -269,12 +288,14 @@ async function measure(target: Target): Promise<Measurement> {
   );
 
   const sorted = Float64Array.from(latencies).sort();
-  const statusCodes = Object.fromEntries(
-    Object.entries(result.statusCodeStats).map(([code, { count }]) => [code, Number(count)]),
-  );
+  const statusCodes: Record<string, number> = {};
+  for (const run of runs)
+    for (const [code, { count }] of Object.entries(run.statusCodeStats))
+      statusCodes[code] = (statusCodes[code] ?? 0) + Number(count);
+  const sum = (field: 'errors' | 'timeouts' | 'non2xx') => runs.reduce((total, run) => total + run[field], 0);
   const measurement: Measurement = {
     target: target.name,
-    url: target.url,
+    urls: target.urls,
     reqPerSec: latencies.length / (wallMs / 1000),
     p50Ms: round(percentile(sorted, 0.5), 2),
     p90Ms: round(percentile(sorted, 0.9), 2),
@@ -283,11 +304,11 @@ async function measure(target: Target): Promise<Measurement> {
     total: latencies.length,
     warmupMaxMs: round(warmupMaxMs, 2),
     statusCodes,
-    errors: result.errors,
-    timeouts: result.timeouts,
-    non2xx: result.non2xx,
+    errors: sum('errors'),
+    timeouts: sum('timeouts'),
+    non2xx: sum('non2xx'),
     // autocannon's `errors` already counts timeouts.
-    failures: failures + result.errors,
+    failures: failures + sum('errors'),
     samples,
     serverCpuMsPerRequest: serverMs === null || latencies.length === 0 ? null : round(serverMs / latencies.length, 3),
     serverCpus: serverMs === null ? null : round(serverMs / wallMs, 2),
@@ -372,15 +393,17 @@ function bracket(before: Measurement, measurement: Measurement, after: Measureme
   return { measurement, ceilingReqPerSec, ratio: measurement.reqPerSec / ceilingReqPerSec };
 }
 
-/** `measurements` in the order they ran: ceiling, GET, ceiling, POST, ceiling. */
+/** `measurements` in the order they ran: ceiling, GET, ceiling, POST, ceiling; a memory report per server. */
 function report(
+  label: string,
   measurements: Measurement[],
   get: Bracketed,
   post: Bracketed,
-  memory: MemoryReport,
+  memories: MemoryReport[],
   busyBefore: number,
 ) {
-  const peakMb = mb(memory.peakRssKb);
+  const peaks = memories.map((m) => mb(m.peakRssKb));
+  const peakMb = peaks.includes(null) ? null : Math.max(...(peaks as number[]));
   const noisy = measurements.filter((m) => m.otherCpus > OTHER_CPUS);
   const stolen = measurements.filter((m) => (m.stealPercent ?? 0) > STEAL_PERCENT);
   const ratioCell = (m: Measurement) => {
@@ -409,7 +432,7 @@ function report(
       met: post.measurement.p99Ms < TARGETS.p99Ms,
     },
     {
-      target: `peak RSS < ${TARGETS.rssMb} MB`,
+      target: `peak RSS < ${TARGETS.rssMb} MB${memories.length > 1 ? ' (each server)' : ''}`,
       actual: peakMb === null ? 'unknown (no /proc)' : `${peakMb} MB`,
       met: peakMb !== null && peakMb < TARGETS.rssMb,
     },
@@ -417,7 +440,7 @@ function report(
 
   const lines = [
     '',
-    `### Benchmark (${DURATION} s per target after ${WARMUP} s warm-up, ${CONNECTIONS} connections, loopback, Node ${process.version}, ${os.cpus().length} CPUs)`,
+    `### ${label} (${DURATION} s per target after ${WARMUP} s warm-up, ${CONNECTIONS} connections, loopback, Node ${process.version}, ${os.cpus().length} CPUs)`,
     '',
     ...(busyBefore > BUSY
       ? [
@@ -450,10 +473,12 @@ function report(
         ]
       : []),
     '',
-    `Peak RSS of the payment server: ${peakMb ?? 'unknown'} MB (VmHWM ${mb(memory.hwmKb) ?? '?'} MB, highest of ${memory.samples} VmRSS samples every ${memory.intervalMs} ms ${mb(memory.peakSampledRssKb) ?? '?'} MB, during ${memory.peakPhase ?? '?'})`,
-    `Peak RSS by phase: ${Object.entries(memory.peakByPhaseKb)
-      .map(([phase, kb]) => `${phase} ${mb(kb)} MB`)
-      .join('; ')}`,
+    ...memories.flatMap((memory, i) => [
+      `Peak RSS of the payment server${memories.length > 1 ? ` ${i + 1}` : ''}: ${mb(memory.peakRssKb) ?? 'unknown'} MB (VmHWM ${mb(memory.hwmKb) ?? '?'} MB, highest of ${memory.samples} VmRSS samples every ${memory.intervalMs} ms ${mb(memory.peakSampledRssKb) ?? '?'} MB, during ${memory.peakPhase ?? '?'})`,
+      `Peak RSS by phase: ${Object.entries(memory.peakByPhaseKb)
+        .map(([phase, kb]) => `${phase} ${mb(kb)} MB`)
+        .join('; ')}`,
+    ]),
     '',
     '| target | actual | status |',
     '| --- | ---: | --- |',
@@ -466,18 +491,64 @@ function report(
 
 // --- main -----------------------------------------------------------------------------
 
-/** Temporary folder of the run (SQLite file, server log); removed unless the run failed. */
+/** What a run measures: the server on a fresh SQLite file, or on PostgreSQL, one server or several. */
+interface Configuration {
+  label: string;
+  servers: number;
+  /** A fresh database for the run (its `--db` value), and how to remove it. */
+  database(scratch: string): Promise<{ db: string; drop(): Promise<void> }>;
+}
+
+function configurations(): Configuration[] {
+  const { values } = parseArgs({ options: { db: { type: 'string' } }, strict: true });
+  if (values.db === undefined)
+    return [
+      {
+        label: 'SQLite, one server',
+        servers: 1,
+        database: async (scratch) => ({ db: path.join(scratch, 'bench.sqlite'), drop: async () => undefined }),
+      },
+    ];
+  if (!/^postgres(ql)?:\/\//.test(values.db))
+    throw new Error(
+      '--db takes a postgres:// URL (of a role that may create databases); without it the run uses SQLite',
+    );
+  const admin = values.db;
+  return [1, 2].map((servers) => ({
+    label: `PostgreSQL, ${servers === 1 ? 'one server' : `${servers} servers on one database`}`,
+    servers,
+    database: () => postgresDatabase(admin),
+  }));
+}
+
+/** A new database on the PostgreSQL server `admin` names, for one run. */
+async function postgresDatabase(admin: string): Promise<{ db: string; drop(): Promise<void> }> {
+  const name = `payment_bench_${randomBytes(6).toString('hex')}`;
+  const run = async (statement: string) => {
+    const client = new pg.Client({ connectionString: admin });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`create database ${name}`);
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return { db: url.toString(), drop: () => run(`drop database if exists ${name} with (force)`) };
+}
+
+/** Temporary folder of the run (SQLite file, server logs); removed unless the run failed. */
 let scratchDir: string | undefined;
 
 async function main(): Promise<number> {
+  const runs = configurations();
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'payment-bench-'));
   scratchDir = scratch;
-  const serverLog = path.join(scratch, 'payment-server.stderr.log');
-  const sandboxToken = randomBytes(24).toString('hex');
   let ceiling: Child | undefined;
-  let server: Child | undefined;
-  let memory: ReturnType<typeof sampleMemory> | undefined;
   let failed = true;
+  const results = [];
   try {
     // Measured before any child starts: how busy the machine is with other work.
     const busyBefore = await cpuBusy(1000);
@@ -487,69 +558,103 @@ async function main(): Promise<number> {
       args: ['--import', 'tsx', path.join(root, 'bench/ceiling.ts')],
     });
     await waitUntilHealthy(`${ceiling.url}/`);
+    for (const configuration of runs)
+      results.push(await measureConfiguration(configuration, ceiling, scratch, busyBefore));
 
+    const out = path.join(root, 'bench/results');
+    mkdirSync(out, { recursive: true });
+    writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+    console.log(`results written to ${path.relative(process.cwd(), path.join(out, 'latest.json'))}`);
+    failed = results.some((r) => !r.ok);
+    return failed ? 1 : 0;
+  } catch (error) {
+    console.error(`\nbench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    return 1;
+  } finally {
+    await ceiling?.stop();
+    if (failed) console.error(`scratch directory kept: ${scratch}`);
+    else rmSync(scratch, { recursive: true, force: true });
+  }
+}
+
+/** One configuration's run: its servers started, provisioned, measured between ceiling runs, reported. */
+async function measureConfiguration(configuration: Configuration, ceiling: Child, scratch: string, busyBefore: number) {
+  const sandboxToken = randomBytes(24).toString('hex');
+  const database = await configuration.database(scratch);
+  const servers: Child[] = [];
+  const logs: string[] = [];
+  let memories: Array<ReturnType<typeof sampleMemory>> = [];
+  let ok = false;
+  try {
     // The server is measured as users run it: its compiled bin (`npm run bench` builds it first).
-    server = await startChild({
-      name: 'payment server',
-      cwd: root,
-      args: [
-        path.join(root, 'server/dist/cli.js'),
-        '--port',
-        '0',
-        '--db',
-        path.join(scratch, 'bench.sqlite'),
-        '--sandbox-token',
-        sandboxToken,
-      ],
-      stderrPath: serverLog,
-    });
-    memory = sampleMemory(server.pid, 200);
-    await waitUntilHealthy(`${server.url}/healthz`);
+    for (let i = 0; i < configuration.servers; i++) {
+      const log = path.join(scratch, `payment-server-${logs.length + 1}.stderr.log`);
+      logs.push(log);
+      const server = await startChild({
+        name: `payment server ${i + 1}`,
+        cwd: root,
+        args: [
+          path.join(root, 'server/dist/cli.js'),
+          '--port',
+          '0',
+          '--db',
+          database.db,
+          '--sandbox-token',
+          sandboxToken,
+        ],
+        stderrPath: log,
+      });
+      servers.push(server);
+      memories.push(sampleMemory(server.pid, 200));
+      await waitUntilHealthy(`${server.url}/healthz`);
+    }
     console.log(
-      `ceiling at ${ceiling.url} (pid ${ceiling.pid}); payment server at ${server.url} (pid ${server.pid}); scratch ${scratch}`,
+      `\n${configuration.label}: ceiling at ${ceiling.url} (pid ${ceiling.pid}); payment server${servers.length > 1 ? 's' : ''} at ${servers.map((s) => `${s.url} (pid ${s.pid})`).join(', ')}`,
     );
-
-    memory.phase('provisioning');
-    const org = await provision(server.url, sandboxToken);
+    const phase = (name: string) => () => {
+      for (const memory of memories) memory.phase(name);
+    };
+    phase('provisioning')();
+    const base = servers[0]!.url;
+    const org = await provision(base, sandboxToken);
     console.log(`organisation ${org.orgId}, checkout session ${org.sessionId}`);
-
-    const base = server.url;
     // A fresh token per target: one lasts five minutes, which a long BENCH_DURATION could outlast.
+    // Any server's token works at every other (they share the signing key).
     const bearer = async () => ({ authorization: `Bearer ${await accessToken(base, org.clientId, org.clientSecret)}` });
     const sessionJson = JSON.stringify(SESSION_BODY);
+    const urls = servers.map((s) => s.url);
+    const pids = servers.map((s) => s.pid);
 
     const measurements: Measurement[] = [];
-    const mem0 = memory;
-    const phase = (name: string) => () => mem0.phase(name);
     const ceilingRun = (n: number) =>
       measure({
         name: `ceiling ${n} (node:http hello world)`,
-        url: ceiling!.url,
-        pid: ceiling!.pid,
+        urls: [ceiling.url],
+        pids: [ceiling.pid],
         onStart: phase('ceiling load (server idle)'),
         request: () => ({ method: 'GET', path: '/' }),
       });
     const ceilingBefore = await ceilingRun(1);
     measurements.push(ceilingBefore);
 
-    mem0.phase('token (scrypt)');
+    phase('token (scrypt)')();
     const getHeaders = await bearer();
     const get = await measure({
       name: 'GET /api/checkout-sessions/{id}',
-      url: base,
-      pid: server.pid,
+      urls,
+      pids,
       onStart: phase('GET load'),
       request: () => ({ method: 'GET', path: `/api/checkout-sessions/${org.sessionId}`, headers: getHeaders }),
     });
     const ceilingBetween = await ceilingRun(2);
     measurements.push(get, ceilingBetween);
 
-    mem0.phase('token (scrypt)');
+    phase('token (scrypt)')();
     const postHeaders = { ...(await bearer()), 'content-type': 'application/json' };
     const post = await measure({
       name: 'POST /api/checkout-sessions (fresh Idempotency-Key)',
-      url: base,
-      pid: server.pid,
+      urls,
+      pids,
       onStart: phase('POST load'),
       request: () => ({
         method: 'POST',
@@ -566,15 +671,23 @@ async function main(): Promise<number> {
     const ceilingAfter = await ceilingRun(3);
     measurements.push(post, ceilingAfter);
 
-    const mem = memory.stop();
+    const mems = memories.map((m) => m.stop());
     const bracketed = {
       get: bracket(ceilingBefore, get, ceilingBetween),
       post: bracket(ceilingBetween, post, ceilingAfter),
     };
-    const targets = report(measurements, bracketed.get, bracketed.post, mem, busyBefore);
+    const targets = report(configuration.label, measurements, bracketed.get, bracketed.post, mems, busyBefore);
 
     const failures = measurements.filter((m) => m.failures > 0);
-    const results = {
+    for (const m of failures) {
+      console.error(
+        `\nFAILED: ${m.target}: ${m.failures} failures (errors ${m.errors}, timeouts ${m.timeouts}, status codes ${JSON.stringify(m.statusCodes)}); sample:\n  ${m.samples.join('\n  ')}`,
+      );
+    }
+    ok = failures.length === 0;
+    return {
+      configuration: configuration.label,
+      servers: configuration.servers,
       at: new Date().toISOString(),
       node: process.version,
       platform: `${os.platform()} ${os.release()} ${os.arch()}`,
@@ -589,47 +702,30 @@ async function main(): Promise<number> {
           { ratioToCeiling: b.ratio, ceilingReqPerSec: b.ceilingReqPerSec },
         ]),
       ),
-      memory: {
+      memory: mems.map((mem) => ({
         ...mem,
         peakRssMb: mb(mem.peakRssKb),
         hwmMb: mb(mem.hwmKb),
         peakSampledRssMb: mb(mem.peakSampledRssKb),
-      },
+      })),
       targets,
-      ok: failures.length === 0,
+      ok,
     };
-    const out = path.join(root, 'bench/results');
-    mkdirSync(out, { recursive: true });
-    writeFileSync(path.join(out, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
-    console.log(`results written to ${path.relative(process.cwd(), path.join(out, 'latest.json'))}`);
-
-    if (failures.length > 0) {
-      for (const m of failures) {
-        console.error(
-          `\nFAILED: ${m.target}: ${m.failures} failures (errors ${m.errors}, timeouts ${m.timeouts}, status codes ${JSON.stringify(m.statusCodes)}); sample:\n  ${m.samples.join('\n  ')}`,
-        );
-      }
-      return 1;
-    }
-    failed = false;
-    return 0;
-  } catch (error) {
-    console.error(`\nbench failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
-    return 1;
   } finally {
-    memory?.stop();
-    await Promise.all([ceiling?.stop(), server?.stop()]);
-    if (failed) {
-      try {
-        const tail = readFileSync(serverLog, 'utf8').trimEnd().split('\n').slice(-10).join('\n');
-        if (tail) console.error(`\nlast lines of the payment server's log (${serverLog}):\n${tail}`);
-      } catch {
-        // no log
+    for (const memory of memories) memory.stop();
+    memories = [];
+    await Promise.all(servers.map((s) => s.stop()));
+    if (!ok) {
+      for (const log of logs) {
+        try {
+          const tail = readFileSync(log, 'utf8').trimEnd().split('\n').slice(-10).join('\n');
+          if (tail) console.error(`\nlast lines of a payment server's log (${log}):\n${tail}`);
+        } catch {
+          // no log
+        }
       }
-      console.error(`scratch directory kept: ${scratch}`);
-    } else {
-      rmSync(scratch, { recursive: true, force: true });
     }
+    await database.drop();
   }
 }
 

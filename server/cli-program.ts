@@ -31,7 +31,10 @@ export function buildProgram(): Command {
     )
     .addOption(new Option('--host <host>', 'address to listen on').env('HOST').default('127.0.0.1').argParser(nonEmpty))
     .addOption(
-      new Option('--db <path>', 'SQLite file path, :memory:, or a postgres:// URL (any number of servers on one database)')
+      new Option(
+        '--db <path>',
+        'SQLite file path, :memory:, or a postgres:// URL (any number of servers on one database)',
+      )
         .env('DATABASE_URL')
         .default('.data/payment-service.sqlite')
         .argParser(nonEmpty),

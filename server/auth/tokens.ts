@@ -127,16 +127,15 @@ export class Tokens {
     if (!match) return fail('unauthorized', 'Send the access token as Authorization: Bearer <token>.');
     const claims = await this.verifySignature(match[1]!);
     if (!claims) return fail('invalid_token', 'The access token could not be verified.');
-    const apiKey = await this.store.getApiKey(claims.sub);
-    const org = apiKey ? await this.store.getOrganisation(apiKey.orgId) : undefined;
-    if (!apiKey || !org || claims.org !== apiKey.orgId) {
+    const account = await this.store.getAccount(claims.sub);
+    if (!account || claims.org !== account.apiKey.orgId) {
       return fail(
         'unknown_api_key',
         'The API key this token was issued for no longer exists. Create a new key; a new token for the old one will not work.',
       );
     }
-    if (orgNow(org) >= claims.exp * 1000)
+    if (orgNow(account.org) >= claims.exp * 1000)
       return fail('token_expired', 'The access token has expired. Fetch a new one and repeat the request once.');
-    return { ok: true, apiKey, org };
+    return { ok: true, ...account };
   }
 }

@@ -156,6 +156,22 @@ export abstract class SqlStore implements Store {
     return row ? toApiKey(row) : undefined;
   }
 
+  async getAccount(clientId: string): Promise<{ apiKey: ApiKey; org: Organisation } | undefined> {
+    if (nul(clientId)) return undefined;
+    const row = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('organisations', 'organisations.id', 'api_keys.org_id')
+      .selectAll('organisations')
+      .select(['api_keys.client_id', 'api_keys.org_id', 'api_keys.mode', 'api_keys.secret_hash'])
+      .where('api_keys.client_id', '=', clientId)
+      .executeTakeFirst();
+    if (!row) return undefined;
+    return {
+      apiKey: { clientId: row.client_id, orgId: row.org_id, mode: row.mode, secretHash: row.secret_hash },
+      org: toOrganisation(row),
+    };
+  }
+
   async deleteApiKey(clientId: string): Promise<boolean> {
     if (nul(clientId)) return false;
     const result = await this.db.deleteFrom('api_keys').where('client_id', '=', clientId).executeTakeFirst();

@@ -157,6 +157,8 @@ export interface Store {
 
   createApiKey(key: ApiKey): Promise<void>;
   getApiKey(clientId: string): Promise<ApiKey | undefined>;
+  /** The key with its organisation (what every authenticated request reads), in one read. */
+  getAccount(clientId: string): Promise<{ apiKey: ApiKey; org: Organisation } | undefined>;
   /** False when no such key existed. */
   deleteApiKey(clientId: string): Promise<boolean>;
 

@@ -11,7 +11,7 @@
  */
 import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
-import type { Tables } from '../schema.ts';
+import { paymentRow, type Tables } from '../schema.ts';
 import { SqlStore } from '../sql-store.ts';
 import type { IdempotencyRecord, Payment } from '../types.ts';
 
@@ -69,7 +69,12 @@ export class PostgresStore extends SqlStore {
    * unique key of `idempotency_keys`: the later ones wait for the first to commit, then
    * find its record and write nothing.
    */
-  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+  async createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+    // Without a key there is nothing to claim: one statement, its own transaction.
+    if (!idempotency) {
+      await this.db.insertInto('payments').values(paymentRow(payment)).execute();
+      return undefined;
+    }
     return this.db.transaction().execute((trx) => this.insertPayment(trx, payment, idempotency));
   }
 

@@ -217,6 +217,12 @@ export class SqliteStore extends SqlStore {
     return key;
   }
 
+  override async getAccount(clientId: string): Promise<{ apiKey: ApiKey; org: Organisation } | undefined> {
+    const apiKey = await this.getApiKey(clientId);
+    const org = apiKey && (await this.getOrganisation(apiKey.orgId));
+    return apiKey && org ? { apiKey, org } : undefined;
+  }
+
   override async deleteApiKey(clientId: string): Promise<boolean> {
     try {
       return await super.deleteApiKey(clientId);
