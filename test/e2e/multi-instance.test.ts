@@ -195,21 +195,30 @@ describe.skipIf(!postgresAvailable())('a server killed (SIGKILL) under load, of 
           responseStatus: number | null;
           error: string | null;
         }>;
+      // The receiver sees an attempt before the sender has recorded its answer: read until
+      // the record holds as many attempts as the receiver saw.
+      const recorded = async (id: string, count: number) => {
+        const deadline = Date.now() + 30_000;
+        let found = await deliveries(id);
+        while (found.length < count && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          found = await deliveries(id);
+        }
+        return found;
+      };
       for (const { path, session } of failing) {
         expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(2);
-        expect((await deliveries(session.id)).map((d) => [d.attempt, d.responseStatus])).toEqual([
+        expect((await recorded(session.id, 2)).map((d) => [d.attempt, d.responseStatus])).toEqual([
           [1, 500],
           [2, 200],
         ]);
       }
       // The hung attempt: the victim's lease ends, the survivor records it as interrupted
       // (attempt 1, failed) and makes attempt 2 a minute later on the organisation's clock.
-      const deadline = Date.now() + 30_000;
-      while ((await deliveries(hung.id)).length === 0 && Date.now() < deadline)
-        await new Promise((resolve) => setTimeout(resolve, 250));
+      await recorded(hung.id, 1);
       await viaSurvivor.sandbox('POST', `/sandbox/organisations/${org.id}/clock`, { advanceSeconds: 61 });
       await receiver.waitFor('/hung', 2, 30_000);
-      const hungDeliveries = await deliveries(hung.id);
+      const hungDeliveries = await recorded(hung.id, 2);
       expect(hungDeliveries.map((d) => d.attempt)).toEqual([1, 2]);
       expect(hungDeliveries[0]!.error).toMatch(/interrupted/);
       expect(hungDeliveries[1]!.responseStatus).toBe(200);
