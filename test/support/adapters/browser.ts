@@ -60,7 +60,9 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
         if ((await button.count()) !== 1) throw new Error(`no ${rail} ${outcome} button on ${page.url()}`);
         await button.click({ noWaitAfter: true });
         // Done when the browser is sent away (success) or back to the page with the result.
-        const deadline = Date.now() + 10_000;
+        // The suite runs checks side by side, each with a browser context of its own: on a
+        // busy machine an answer can take seconds, so wait as long as a check may take half.
+        const deadline = Date.now() + 30_000;
         while (redirectTo === null && !page.url().includes('result=')) {
           if (Date.now() > deadline) throw new Error(`the page did not answer the ${outcome} attempt`);
           await new Promise((resolve) => setTimeout(resolve, 25));
