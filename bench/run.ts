@@ -3,8 +3,9 @@
  * against a bare node:http "ceiling" measured the same way.
  *
  * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (its compiled bin,
- *    server/dist/cli.js, on a temporary SQLite file with a random sandbox token), each in
- *    its own process. `npm run bench` builds first, as `npm start` does.
+ *    server/dist/cli.js, on a temporary SQLite file or, with `--db`, on PostgreSQL, with a
+ *    random sandbox token), each in its own process. `npm run bench` builds first, as
+ *    `npm start` does.
  * 2. Provisions an organisation through the sandbox API, gets a bearer token, creates one
  *    checkout session.
  * 3. Runs autocannon against, in this order: the ceiling; GET /api/checkout-sessions/{id};
@@ -27,6 +28,11 @@
  *
  * BENCH_DURATION (seconds, default 8), BENCH_CONNECTIONS (default 50) and BENCH_WARMUP
  * (seconds, default 2) tune the run.
+ *
+ * `--db postgres://…` (a role that may create databases) measures the PostgreSQL store
+ * instead, twice: one server, then two servers on one database with the connections split
+ * evenly between them. Each configuration gets a fresh database, dropped afterwards, and
+ * its own ceiling runs.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';

@@ -5,15 +5,21 @@
  * claimed by a unique constraint in the create's own transaction, and due webhooks are
  * claimed with `FOR UPDATE SKIP LOCKED`.
  *
+ * What every request asks (its key and organisation, a polled session, whether a fault is
+ * armed) and the creates are batched per turn of the event loop (DataLoader, nothing
+ * cached): each round trip to the database costs the server a socket write and the
+ * database a wake-up, so the requests of one turn share their round trips.
+ *
  * While the database is unreachable every query fails within the connection timeout, so
  * a request is answered 500 and never hangs; the pool connects again by itself once the
  * database is back.
  */
-import { Kysely, PostgresDialect } from 'kysely';
+import DataLoader from 'dataloader';
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { paymentRow, type Tables } from '../schema.ts';
+import { idempotencyRow, paymentRow, type Tables, toIdempotency, toOrganisation, toPayment } from '../schema.ts';
 import { SqlStore } from '../sql-store.ts';
-import type { IdempotencyRecord, Payment } from '../types.ts';
+import type { ApiKey, FaultKind, IdempotencyRecord, Organisation, Payment } from '../types.ts';
 
 /** Connections per server: with N servers, N × this must stay under the database's `max_connections`. */
 export const POOL_SIZE = 10;
@@ -21,6 +27,8 @@ export const POOL_SIZE = 10;
 export const STATEMENT_TIMEOUT_MS = 5000;
 /** Longest a request waits for a connection, or for a new one to open. */
 export const CONNECT_TIMEOUT_MS = 5000;
+/** Loads or creates in one batch, at most. */
+const BATCH_SIZE = 100;
 
 const INT8 = 20;
 
@@ -35,8 +43,70 @@ const types = {
 
 export const isPostgresUrl = (db: string) => /^postgres(ql)?:\/\//i.test(db);
 
+type Account = { apiKey: ApiKey; org: Organisation };
+
+interface Create {
+  payment: Payment;
+  idempotency: IdempotencyRecord | undefined;
+}
+
+const keyOf = (r: { org_id: string; mode: string; key: string }) => `${r.org_id}\u0000${r.mode}\u0000${r.key}`;
+
+/** Batches of the loads made in one turn of the event loop; nothing kept between turns. */
+function perTurn<K, V>(load: (keys: readonly K[]) => Promise<ArrayLike<V | Error>>): DataLoader<K, V> {
+  return new DataLoader(load, { cache: false, maxBatchSize: BATCH_SIZE, batchScheduleFn: (run) => setImmediate(run) });
+}
+
 export class PostgresStore extends SqlStore {
   readonly exclusive = false;
+
+  private readonly accounts = perTurn<string, Account | undefined>(async (clientIds) => {
+    const rows = await this.db
+      .selectFrom('api_keys')
+      .innerJoin('organisations', 'organisations.id', 'api_keys.org_id')
+      .selectAll('organisations')
+      .select(['api_keys.client_id', 'api_keys.org_id', 'api_keys.mode', 'api_keys.secret_hash'])
+      .where('api_keys.client_id', 'in', [...new Set(clientIds)])
+      .execute();
+    const found = new Map(
+      rows.map((row) => [
+        row.client_id,
+        {
+          apiKey: { clientId: row.client_id, orgId: row.org_id, mode: row.mode, secretHash: row.secret_hash },
+          org: toOrganisation(row),
+        },
+      ]),
+    );
+    return clientIds.map((id) => found.get(id));
+  });
+
+  private readonly sessions = perTurn<{ orgId: string; sessionId: string }, Payment | undefined>(async (wanted) => {
+    const rows = await this.db
+      .selectFrom('payments')
+      .selectAll()
+      .where('session_id', 'in', [...new Set(wanted.map((w) => w.sessionId))])
+      .execute();
+    const found = new Map(rows.map((row) => [row.session_id, toPayment(row)]));
+    return wanted.map((w) => {
+      const payment = found.get(w.sessionId);
+      return payment?.orgId === w.orgId ? payment : undefined;
+    });
+  });
+
+  /** Organisations with some armed fault, asked per turn: most creates then make no write for it. */
+  private readonly armed = perTurn<string, boolean>(async (orgIds) => {
+    const rows = await this.db
+      .selectFrom('faults')
+      .select('org_id')
+      .distinct()
+      .where('org_id', 'in', [...new Set(orgIds)])
+      .where('remaining', '>', 0)
+      .execute();
+    const armed = new Set(rows.map((row) => row.org_id));
+    return orgIds.map((id) => armed.has(id));
+  });
+
+  private readonly creates = perTurn<Create, IdempotencyRecord | undefined>((batch) => this.commitCreates(batch));
 
   /** `onConnectionError`: a connection broke (the database restarted, say); its queries fail on their own. */
   constructor(url: string, onConnectionError: (error: Error) => void) {
@@ -64,22 +134,93 @@ export class PostgresStore extends SqlStore {
     await this.db.destroy();
   }
 
-  /**
-   * One transaction per create. Creates racing with one key (on any server) meet at the
-   * unique key of `idempotency_keys`: the later ones wait for the first to commit, then
-   * find its record and write nothing.
-   */
-  async createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
-    // Without a key there is nothing to claim: one statement, its own transaction.
-    if (!idempotency) {
-      await this.db.insertInto('payments').values(paymentRow(payment)).execute();
-      return undefined;
-    }
-    return this.db.transaction().execute((trx) => this.insertPayment(trx, payment, idempotency));
+  override async getAccount(clientId: string): Promise<Account | undefined> {
+    return clientId.includes('\0') ? undefined : this.accounts.load(clientId);
+  }
+
+  override async getPaymentBySessionId(orgId: string, sessionId: string): Promise<Readonly<Payment> | undefined> {
+    return sessionId.includes('\0') ? undefined : this.sessions.load({ orgId, sessionId });
+  }
+
+  override async takeFault(orgId: string, kind: FaultKind): Promise<boolean> {
+    return (await this.armed.load(orgId)) && super.takeFault(orgId, kind);
+  }
+
+  createPayment(payment: Payment, idempotency?: IdempotencyRecord): Promise<IdempotencyRecord | undefined> {
+    return this.creates.load({ payment, idempotency });
   }
 
   /** Each due webhook goes to one claimer: rows another server is claiming are skipped, not waited for. */
   protected override lockForClaim(query: Parameters<SqlStore['lockForClaim']>[0]) {
     return query.forUpdate('webhook_outbox').skipLocked();
+  }
+
+  /**
+   * The creates of one turn in one transaction: their keys claimed in one statement, the
+   * payments of the claimed keys (and of creates without a key) inserted in another, and
+   * the records holding the other keys read back. Creates racing with one key, on any
+   * server, meet at the unique key of `idempotency_keys`: the later ones wait for the first
+   * to commit, then find its record and write nothing. If the batch fails, each create is
+   * tried in a transaction of its own, so only a faulty one fails.
+   */
+  private async commitCreates(batch: readonly Create[]): Promise<Array<IdempotencyRecord | undefined | Error>> {
+    try {
+      return await this.db.transaction().execute((trx) => this.insertCreates(trx, batch));
+    } catch {
+      return Promise.all(
+        batch.map((c) =>
+          this.db
+            .transaction()
+            .execute((trx) => this.insertPayment(trx, c.payment, c.idempotency))
+            .catch((error: unknown) => (error instanceof Error ? error : new Error(String(error)))),
+        ),
+      );
+    }
+  }
+
+  private async insertCreates(trx: Transaction<Tables>, batch: readonly Create[]) {
+    const records = batch.flatMap((c) => (c.idempotency ? [idempotencyRow(c.idempotency)] : []));
+    const claimed = new Set<string>();
+    if (records.length > 0) {
+      const rows = await trx
+        .insertInto('idempotency_keys')
+        .values(records)
+        .onConflict((oc) =>
+          oc
+            .columns(['org_id', 'mode', 'key'])
+            .doUpdateSet((eb) => ({
+              kind: eb.ref('excluded.kind'),
+              fingerprint: eb.ref('excluded.fingerprint'),
+              status: eb.ref('excluded.status'),
+              body: eb.ref('excluded.body'),
+              created_at: eb.ref('excluded.created_at'),
+              expires_at: eb.ref('excluded.expires_at'),
+            }))
+            .where(({ eb, ref }) => eb('idempotency_keys.expires_at', '<=', ref('excluded.created_at'))),
+        )
+        .returning(['org_id', 'mode', 'key'])
+        .execute();
+      for (const row of rows) claimed.add(keyOf(row));
+    }
+    const held = (c: Create) => c.idempotency !== undefined && !claimed.has(keyOf(idempotencyRow(c.idempotency)));
+    const inserts = batch.filter((c) => !held(c)).map((c) => paymentRow(c.payment));
+    if (inserts.length > 0) await trx.insertInto('payments').values(inserts).execute();
+    const holders = new Map<string, IdempotencyRecord>();
+    const unclaimed = batch.filter(held).map((c) => idempotencyRow(c.idempotency!));
+    if (unclaimed.length > 0) {
+      const rows = await trx
+        .selectFrom('idempotency_keys')
+        .selectAll()
+        .where(({ eb, refTuple, tuple }) =>
+          eb(
+            refTuple('org_id', 'mode', 'key'),
+            'in',
+            unclaimed.map((r) => tuple(r.org_id, r.mode, r.key)),
+          ),
+        )
+        .execute();
+      for (const row of rows) holders.set(keyOf(row), toIdempotency(row));
+    }
+    return batch.map((c) => (held(c) ? holders.get(keyOf(idempotencyRow(c.idempotency!))) : undefined));
   }
 }
