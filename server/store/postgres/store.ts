@@ -8,7 +8,8 @@
  * What every request asks (its key and organisation, a polled session, whether a fault is
  * armed) and the creates are batched per turn of the event loop (DataLoader, nothing
  * cached): each round trip to the database costs the server a socket write and the
- * database a wake-up, so the requests of one turn share their round trips.
+ * database a wake-up, so the requests of one turn share their round trips (figures in
+ * bench/README.md).
  *
  * While the database is unreachable every query fails within the connection timeout, so
  * a request is answered 500 and never hangs; the pool connects again by itself once the
