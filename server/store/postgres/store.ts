@@ -222,6 +222,13 @@ export class PostgresStore extends SqlStore {
         .execute();
       for (const row of rows) holders.set(keyOf(row), toIdempotency(row));
     }
-    return batch.map((c) => (held(c) ? holders.get(keyOf(idempotencyRow(c.idempotency!))) : undefined));
+    // A key's holder cannot vanish before this read (ON CONFLICT locks the row even when its
+    // WHERE declines the update), but were it missing, that create fails rather than being
+    // answered as stored: undefined here means the payment was inserted.
+    return batch.map((c) =>
+      held(c)
+        ? (holders.get(keyOf(idempotencyRow(c.idempotency!))) ?? new Error('idempotency record not found'))
+        : undefined,
+    );
   }
 }
