@@ -5,7 +5,7 @@
  * payment), and what its dialect does differently; the SQLite store also keeps copies in
  * memory, which only its one process may.
  */
-import { type Kysely, Migrator, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
+import { type Kysely, Migrator, type OnConflictBuilder, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import { type Dialect, migrationProvider } from './migrations.ts';
 import {
   idempotencyRow,
@@ -34,6 +34,24 @@ import type {
 
 /** Idempotency records deleted per statement by the clean-up, which yields between statements. */
 export const CLEANUP_CHUNK = 1000;
+
+/**
+ * How an insert claims an idempotency key when a record holds it: a record past its 24
+ * hours (it may still be on disk until the next clean-up) is replaced by the proposed one;
+ * a live record is left as it is, and the insert changes nothing.
+ */
+export const replaceExpiredKey = (oc: OnConflictBuilder<Tables, 'idempotency_keys'>) =>
+  oc
+    .columns(['org_id', 'mode', 'key'])
+    .doUpdateSet((eb) => ({
+      kind: eb.ref('excluded.kind'),
+      fingerprint: eb.ref('excluded.fingerprint'),
+      status: eb.ref('excluded.status'),
+      body: eb.ref('excluded.body'),
+      created_at: eb.ref('excluded.created_at'),
+      expires_at: eb.ref('excluded.expires_at'),
+    }))
+    .where(({ eb, ref }) => eb('idempotency_keys.expires_at', '<=', ref('excluded.created_at')));
 
 /** An id holding U+0000 names nothing stored (text holds no NUL); PostgreSQL refuses to even compare one. */
 const nul = (...values: string[]) => values.some((v) => v.includes('\0'));
@@ -193,19 +211,7 @@ export abstract class SqlStore implements Store {
       const claimed = await trx
         .insertInto('idempotency_keys')
         .values(row)
-        .onConflict((oc) =>
-          oc
-            .columns(['org_id', 'mode', 'key'])
-            .doUpdateSet({
-              kind: row.kind,
-              fingerprint: row.fingerprint,
-              status: row.status,
-              body: row.body,
-              created_at: row.created_at,
-              expires_at: row.expires_at,
-            })
-            .where('idempotency_keys.expires_at', '<=', row.created_at),
-        )
+        .onConflict(replaceExpiredKey)
         .executeTakeFirst();
       if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 0) {
         const holder = await trx

@@ -19,7 +19,7 @@ import DataLoader from 'dataloader';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
 import { idempotencyRow, paymentRow, type Tables, toIdempotency, toOrganisation, toPayment } from '../schema.ts';
-import { SqlStore } from '../sql-store.ts';
+import { replaceExpiredKey, SqlStore } from '../sql-store.ts';
 import type { ApiKey, FaultKind, IdempotencyRecord, Organisation, Payment } from '../types.ts';
 
 /** Connections per server: with N servers, N × this must stay under the database's `max_connections`. */
@@ -186,19 +186,7 @@ export class PostgresStore extends SqlStore {
       const rows = await trx
         .insertInto('idempotency_keys')
         .values(records)
-        .onConflict((oc) =>
-          oc
-            .columns(['org_id', 'mode', 'key'])
-            .doUpdateSet((eb) => ({
-              kind: eb.ref('excluded.kind'),
-              fingerprint: eb.ref('excluded.fingerprint'),
-              status: eb.ref('excluded.status'),
-              body: eb.ref('excluded.body'),
-              created_at: eb.ref('excluded.created_at'),
-              expires_at: eb.ref('excluded.expires_at'),
-            }))
-            .where(({ eb, ref }) => eb('idempotency_keys.expires_at', '<=', ref('excluded.created_at'))),
-        )
+        .onConflict(replaceExpiredKey)
         .returning(['org_id', 'mode', 'key'])
         .execute();
       for (const row of rows) claimed.add(keyOf(row));

@@ -26,7 +26,7 @@ import {
   toIdempotency,
   toPayment,
 } from '../schema.ts';
-import { SqlStore } from '../sql-store.ts';
+import { replaceExpiredKey, SqlStore } from '../sql-store.ts';
 import type {
   ApiKey,
   IdempotencyRecord,
@@ -87,30 +87,14 @@ function compileQueries(database: Database.Database, db: Kysely<Tables>) {
         db.insertInto('payments').values(Object.fromEntries(PAYMENT_COLUMNS.map((c, i) => [c, values[i]])) as never),
       PAYMENT_COLUMNS.length,
     ),
-    // Claims a key: inserts its record, or replaces one past its 24 hours (it may still be
-    // on disk until the next clean-up). A live record is left as it is, and nothing changes.
+    // Claims a key: inserts its record, or replaces one past its 24 hours (replaceExpiredKey).
     claimIdempotency: compiled(
       database,
       (...values: unknown[]) => {
         const row = Object.fromEntries(
           IDEMPOTENCY_COLUMNS.map((c, i) => [c, values[i]]),
         ) as never as IdempotencyKeysTable;
-        return db
-          .insertInto('idempotency_keys')
-          .values(row)
-          .onConflict((oc) =>
-            oc
-              .columns(['org_id', 'mode', 'key'])
-              .doUpdateSet({
-                kind: row.kind,
-                fingerprint: row.fingerprint,
-                status: row.status,
-                body: row.body,
-                created_at: row.created_at,
-                expires_at: row.expires_at,
-              })
-              .where('idempotency_keys.expires_at', '<=', row.created_at),
-          );
+        return db.insertInto('idempotency_keys').values(row).onConflict(replaceExpiredKey);
       },
       IDEMPOTENCY_COLUMNS.length,
     ),
