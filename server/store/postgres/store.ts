@@ -18,7 +18,15 @@
 import DataLoader from 'dataloader';
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
-import { idempotencyRow, paymentRow, type Tables, toIdempotency, toOrganisation, toPayment } from '../schema.ts';
+import {
+  type IdempotencyKeysTable,
+  idempotencyRow,
+  paymentRow,
+  type Tables,
+  toIdempotency,
+  toOrganisation,
+  toPayment,
+} from '../schema.ts';
 import { replaceExpiredKey, SqlStore } from '../sql-store.ts';
 import type { ApiKey, FaultKind, IdempotencyRecord, Organisation, Payment } from '../types.ts';
 
@@ -180,22 +188,24 @@ export class PostgresStore extends SqlStore {
   }
 
   private async insertCreates(trx: Transaction<Tables>, batch: readonly Create[]) {
-    const records = batch.flatMap((c) => (c.idempotency ? [idempotencyRow(c.idempotency)] : []));
+    const records = batch.map((c) => c.idempotency && idempotencyRow(c.idempotency));
+    const keys = records.map((r) => r && keyOf(r));
+    const claims = records.filter((r) => r !== undefined);
     const claimed = new Set<string>();
-    if (records.length > 0) {
+    if (claims.length > 0) {
       const rows = await trx
         .insertInto('idempotency_keys')
-        .values(records)
+        .values(claims)
         .onConflict(replaceExpiredKey)
         .returning(['org_id', 'mode', 'key'])
         .execute();
       for (const row of rows) claimed.add(keyOf(row));
     }
-    const held = (c: Create) => c.idempotency !== undefined && !claimed.has(keyOf(idempotencyRow(c.idempotency)));
-    const inserts = batch.filter((c) => !held(c)).map((c) => paymentRow(c.payment));
+    const held = keys.map((key) => key !== undefined && !claimed.has(key));
+    const inserts = batch.filter((_, i) => !held[i]).map((c) => paymentRow(c.payment));
     if (inserts.length > 0) await trx.insertInto('payments').values(inserts).execute();
     const holders = new Map<string, IdempotencyRecord>();
-    const unclaimed = batch.filter(held).map((c) => idempotencyRow(c.idempotency!));
+    const unclaimed = records.filter((r, i): r is IdempotencyKeysTable => r !== undefined && held[i] === true);
     if (unclaimed.length > 0) {
       const rows = await trx
         .selectFrom('idempotency_keys')
@@ -213,10 +223,8 @@ export class PostgresStore extends SqlStore {
     // A key's holder cannot vanish before this read (ON CONFLICT locks the row even when its
     // WHERE declines the update), but were it missing, that create fails rather than being
     // answered as stored: undefined here means the payment was inserted.
-    return batch.map((c) =>
-      held(c)
-        ? (holders.get(keyOf(idempotencyRow(c.idempotency!))) ?? new Error('idempotency record not found'))
-        : undefined,
+    return keys.map((key, i) =>
+      held[i] ? (holders.get(key!) ?? new Error('idempotency record not found')) : undefined,
     );
   }
 }
