@@ -1,4 +1,4 @@
-/** A check: one rule of the service document, registered under a stable id. */
+/** A check: clauses of the service document, enforced under a stable id. */
 import type { Capability } from './adapter.ts';
 import type { CheckContext } from './context/check.ts';
 import type { Level } from './outcome.ts';
@@ -6,9 +6,15 @@ import type { Level } from './outcome.ts';
 export interface Check {
   /** Stable id, e.g. IDEM-002; the registry refuses duplicates. */
   id: string;
-  level: Level;
-  /** The clause of the service document the check enforces, e.g. "Idempotency rules 2". */
-  rule: string;
+  /** The clause ids (conformance/clauses.ts, anchors in SERVICE.md) it enforces; at least one. */
+  clauses: readonly string[];
+  /**
+   * A rule of ours the check also relies on, where the document leaves a choice open
+   * ("identical body" means the same JSON value): the check is then at level `assumption`.
+   */
+  assumption?: string;
+  /** Softer than the clauses it cites, when its bound is an allowance of ours. */
+  level?: 'should';
   /** The document section it belongs to, for the grouped summary. */
   section: string;
   title: string;
@@ -24,5 +30,14 @@ export interface Check {
   phase?: 'main' | 'after';
   /** Waits in real time (the webhook answer limit): started first so it overlaps the rest. */
   slow?: boolean;
+  /** Judges what reaches the suite's receiver: it runs only after the delivery preflight saw one arrive. */
+  webhooks?: boolean;
   run(ctx: CheckContext): Promise<void>;
+}
+
+/** A check as the registry holds it: its level and rule worked out from its clauses. */
+export interface RegisteredCheck extends Omit<Check, 'level'> {
+  level: Level;
+  /** The cited clause ids rendered for people: "idem.conflict, order.idempotency". */
+  rule: string;
 }

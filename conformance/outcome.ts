@@ -25,6 +25,9 @@ export interface Evidence {
 
 export interface Result {
   id: string;
+  /** The clause ids of the service document the check enforces. */
+  clauses: string[];
+  /** The clauses rendered for people. */
   rule: string;
   level: Level;
   title: string;
@@ -48,6 +51,8 @@ export interface Coverage {
   skippedFor: Partial<Record<Capability, number>>;
   /** Skipped for another reason (no fitting organisation profile, a webhook address the target refused...). */
   skippedOther: number;
+  /** The `must` checks: how many ran to a verdict, of how many selected. */
+  must: { judged: number; total: number };
 }
 
 export interface Report {

@@ -10,7 +10,7 @@ import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './checks/index.ts';
 import { SetupError } from './outcome.ts';
 import { receiverCommand } from './receiver-check.ts';
-import { DEFAULT_MANUAL_TIMEOUT_MS, runCommand } from './run.ts';
+import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
 
@@ -58,6 +58,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
     .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
     .option('--receiver-public-url <url>', 'address the target must call to reach the receiver (a tunnel)')
+    .option(
+      '--receiver-tls',
+      'serve the receiver over HTTPS with a certificate made at start; its CA is written to <out>/receiver-ca.pem for the target to trust',
+      false,
+    )
+    .option(
+      '--settle-timeout <seconds>',
+      'how long a payment is awaited to settle, and a webhook to arrive, after an attempt',
+      integer,
+      DEFAULT_SETTLE_TIMEOUT_S,
+    )
     .option('--concurrency <n>', 'checks run at once', integer, 8)
     .action(async (o) => {
       setExit(
@@ -76,6 +87,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
             receiverHost: o.receiverHost,
             receiverPort: o.receiverPort,
             receiverPublicUrl: o.receiverPublicUrl,
+            receiverTls: Boolean(o.receiverTls),
+            settleTimeoutS: o.settleTimeout,
             concurrency: o.concurrency,
           },
           out,
@@ -123,7 +136,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
         width((c) => c.id),
         width((c) => c.level),
         Math.min(
-          60,
+          48,
           width((c) => c.rule),
         ),
       ];

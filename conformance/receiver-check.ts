@@ -4,6 +4,7 @@
  * verification steps, Response and retry behaviour, Legacy payload). Every delivery is
  * made for a fresh transaction, so deduplication cannot hide a wrong answer.
  */
+import { explainClauses } from './clauses.ts';
 import { randomUUID } from 'node:crypto';
 import pc from 'picocolors';
 import { computeSignature, signWebhook, SIGNATURE_HEADER } from '@payment-service/client/webhooks';
@@ -26,7 +27,8 @@ interface Sent {
 interface ReceiverCheck {
   id: string;
   level: Level;
-  rule: string;
+  /** The clause ids (conformance/clauses.ts) it enforces. */
+  clauses: readonly string[];
   title: string;
   run(r: Deliverer): Promise<string | undefined>;
 }
@@ -99,14 +101,14 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-001',
       level: 'must',
-      rule: 'Events: Response and retry behaviour (Success)',
+      clauses: ['retry.success'],
       title: 'a valid signed delivery is accepted (2xx)',
       run: async (r) => accepts('A valid signed delivery', await r.signed(JSON.stringify(r.event()))),
     },
     {
       id: 'RCV-002',
       level: 'must',
-      rule: 'Receiver verification steps 2-3',
+      clauses: ['verify.raw'],
       title: 'a tampered body (signature of the original) is rejected',
       run: async (r) => {
         const body = r.event();
@@ -120,7 +122,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-003',
       level: 'must',
-      rule: 'Receiver verification step 2 (exact raw bytes)',
+      clauses: ['verify.raw'],
       title:
         'a body with unusual spacing and escapes, signed over its exact bytes, is accepted (no re-serialising before verifying)',
       run: async (r) => {
@@ -132,7 +134,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-004',
       level: 'must',
-      rule: 'Receiver verification step 2 (re-serialised JSON breaks the digest)',
+      clauses: ['verify.raw'],
       title: 'a body that differs from the signed bytes only by re-serialisation is rejected',
       run: async (r) => {
         const body = r.event();
@@ -143,28 +145,28 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-005',
       level: 'must',
-      rule: 'Receiver verification step 4',
+      clauses: ['verify.age', 'limit.signature-age'],
       title: 'a correctly signed delivery with t ten minutes old is rejected',
       run: async (r) => rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(r.event()), now() - 600)),
     },
     {
       id: 'RCV-016',
       level: 'must',
-      rule: 'Receiver verification step 4; Limits: Signature age tolerance',
+      clauses: ['verify.age', 'limit.signature-age'],
       title: 'a correctly signed delivery with t four minutes old is accepted (within the five-minute tolerance)',
       run: async (r) => accepts('A timestamp four minutes old', await r.signed(JSON.stringify(r.event()), now() - 240)),
     },
     {
       id: 'RCV-006',
       level: 'must',
-      rule: 'Signature header: Unsigned case',
+      clauses: ['sig.reject-unsigned'],
       title: 'an event with no Service-Signature header is rejected',
       run: async (r) => rejects('A delivery with no signature', await r.send(JSON.stringify(r.event()), undefined)),
     },
     {
       id: 'RCV-007',
       level: 'must',
-      rule: 'Receiver verification step 1 (parts read by name)',
+      clauses: ['verify.split', 'sig.versions'],
       title: 'a header with its parts reordered (v1=...,t=...) is accepted',
       run: async (r) => {
         const raw = JSON.stringify(r.event());
@@ -175,7 +177,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-008',
       level: 'must',
-      rule: 'Signature header: Versioning',
+      clauses: ['sig.versions', 'ver.signature'],
       title: 'a header with an extra digest version (v2=) next to v1, before or after it, is accepted',
       run: async (r) => {
         const extra = 'ab'.repeat(32);
@@ -193,7 +195,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-009',
       level: 'must',
-      rule: 'Response and retry behaviour: Duplicates',
+      clauses: ['retry.duplicates'],
       title: 'a repeated delivery of the same event is answered 2xx again',
       run: async (r) => {
         const raw = JSON.stringify(r.event());
@@ -205,7 +207,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-010',
       level: 'must',
-      rule: 'Events: Event kinds (unknown values)',
+      clauses: ['event.unknown'],
       title: 'a signed delivery with an unknown event value is answered 2xx',
       run: async (r) =>
         accepts(
@@ -216,7 +218,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-015',
       level: 'must',
-      rule: 'Signature header: Unsigned case; Receiver verification step 5',
+      clauses: ['sig.reject-unsigned', 'verify.parse-after'],
       title:
         'an unknown event value sent with no Service-Signature header is rejected (verify before looking at the event)',
       run: async (r) =>
@@ -228,7 +230,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-011',
       level: 'must',
-      rule: 'Receiver verification steps 2-3',
+      clauses: ['verify.raw'],
       title: 'a delivery signed with another secret is rejected',
       run: async (r) => {
         const raw = JSON.stringify(r.event());
@@ -238,7 +240,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-012',
       level: 'must',
-      rule: 'Receiver verification step 1 (t and v1 required)',
+      clauses: ['verify.split'],
       title: 'a header without v1 (only t and v2) is rejected',
       run: async (r) => {
         const raw = JSON.stringify(r.event());
@@ -251,7 +253,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     {
       id: 'RCV-013',
       level: 'must',
-      rule: 'Response and retry behaviour: Wait time',
+      clauses: ['retry.wait', 'limit.webhook-wait'],
       title: 'the receiver answers a valid delivery within 5 seconds',
       run: async (r) => {
         const sent = await r.signed(JSON.stringify(r.event()));
@@ -265,7 +267,7 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
       // Receivers reject deliveries with no signature, and handling the legacy body is
       // optional: only a receiver declared to handle it (or not) is held to one answer.
       level: options.legacy === undefined ? 'should' : 'must',
-      rule: 'Events: Legacy payload',
+      clauses: ['legacy.branch', 'sig.reject-unsigned'],
       title:
         options.legacy === 'accept'
           ? 'a legacy two-field body (no event, no signature) is accepted (--legacy accept)'
@@ -306,7 +308,13 @@ export async function receiverCommand(options: ReceiverOptions, out: Output): Pr
     const mark = !problem ? pc.green('✓') : check.level === 'must' ? pc.red('✗') : pc.yellow('!');
     const level = check.level === 'must' ? '' : pc.dim(` (${check.level})`);
     out.write(
-      `${mark} ${pc.bold(check.id)} ${check.title}${level}${problem ? `\n    ${pc.red(problem)}\n    rule: ${check.rule}` : ''}\n`,
+      `${mark} ${pc.bold(check.id)} ${check.title}${level}${
+        problem
+          ? `\n    ${pc.red(problem)}${explainClauses(check.clauses)
+              .map((line) => `\n    ${pc.dim(line)}`)
+              .join('')}`
+          : ''
+      }\n`,
     );
   });
   out.write(

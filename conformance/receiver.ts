@@ -4,6 +4,7 @@
  * judged independently of the target's own records. Each check gets its own path.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 
 /** One delivery as the suite's receiver got it. */
@@ -39,22 +40,24 @@ export function attemptsOf(deliveries: Received[]): Received[] {
 }
 
 export class CaptureReceiver {
-  private server: http.Server | undefined;
+  private server: http.Server | https.Server | undefined;
   private readonly deliveries = new Map<string, Received[]>();
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly held = new Set<{ res: http.ServerResponse; timer: NodeJS.Timeout }>();
   private listeners = new Set<() => void>();
   publicUrl = '';
 
-  async start(host: string, port: number, publicUrl?: string): Promise<void> {
-    this.server = http.createServer((req, res) => this.handle(req, res));
+  /** Listens on host:port, over HTTPS when given a certificate (--receiver-tls). */
+  async start(host: string, port: number, publicUrl?: string, tls?: { cert: string; key: string }): Promise<void> {
+    const handler = (req: http.IncomingMessage, res: http.ServerResponse) => this.handle(req, res);
+    this.server = tls ? https.createServer({ cert: tls.cert, key: tls.key }, handler) : http.createServer(handler);
     await new Promise<void>((resolve, reject) => {
       this.server!.once('error', reject);
       this.server!.listen(port, host, () => resolve());
     });
     const address = this.server.address() as AddressInfo;
     const shownHost = host.includes(':') ? `[${host}]` : host;
-    this.publicUrl = (publicUrl ?? `http://${shownHost}:${address.port}`).replace(/\/+$/, '');
+    this.publicUrl = (publicUrl ?? `${tls ? 'https' : 'http'}://${shownHost}:${address.port}`).replace(/\/+$/, '');
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse) {

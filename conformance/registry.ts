@@ -3,31 +3,47 @@
  * refused, so an id always names one rule), listed in registration order and selected
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
-import type { Check } from './check.ts';
+import type { Check, RegisteredCheck } from './check.ts';
+import { clause, renderRule } from './clauses.ts';
+import type { Level } from './outcome.ts';
 import { SetupError } from './outcome.ts';
 
+/**
+ * A check's level is the strength of what it cites: `must` when any cited clause is a
+ * must, `should` when all are; a rule of our own makes it `assumption`.
+ */
+export function levelOf(check: Check): Level {
+  if (check.assumption) return 'assumption';
+  if (check.level === 'should') return 'should';
+  return check.clauses.some((id) => clause(id).strength === 'must') ? 'must' : 'should';
+}
+
 export class Registry {
-  private readonly checks = new Map<string, Check>();
+  private readonly checks = new Map<string, RegisteredCheck>();
 
   register(...checks: Check[]): this {
     for (const check of checks) {
       if (!/^[A-Z]+-\d{3}$/.test(check.id)) throw new Error(`Check id ${check.id} is not of the form ABC-123.`);
       if (this.checks.has(check.id)) throw new Error(`Check id ${check.id} is registered twice; ids must be unique.`);
-      this.checks.set(check.id, check);
+      if (check.clauses.length === 0) throw new Error(`Check ${check.id} cites no clause of the document.`);
+      for (const id of check.clauses) {
+        if (clause(id).notCheckable) throw new Error(`Check ${check.id} cites ${id}, registered as not checkable.`);
+      }
+      this.checks.set(check.id, { ...check, level: levelOf(check), rule: renderRule(check.clauses) });
     }
     return this;
   }
 
-  all(): Check[] {
+  all(): RegisteredCheck[] {
     return [...this.checks.values()];
   }
 
-  get(id: string): Check | undefined {
+  get(id: string): RegisteredCheck | undefined {
     return this.checks.get(id);
   }
 
   /** Checks whose id matches any of the comma-separated globs (`*` and `?`). */
-  select(globs: string | undefined): Check[] {
+  select(globs: string | undefined): RegisteredCheck[] {
     if (!globs) return this.all();
     const patterns = globs
       .split(',')

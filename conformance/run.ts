@@ -11,7 +11,7 @@ import { CAPABILITIES, type Capability, type TargetAdapter } from './adapter.ts'
 import { checkAdapter, loadAdapter } from './adapters/load.ts';
 import { manualAdapter } from './adapters/manual.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
-import type { Check } from './check.ts';
+import type { RegisteredCheck as Check } from './check.ts';
 import { createRegistry } from './checks/index.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run.ts';
@@ -24,6 +24,7 @@ import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
 import { runChecks } from './runner.ts';
+import { receiverTls } from './tls.ts';
 
 export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
 
@@ -43,12 +44,17 @@ export interface RunOptions {
   receiverHost: string;
   receiverPort: number;
   receiverPublicUrl?: string;
+  /** Serve the receiver over HTTPS with a certificate made at start (its CA written to --out). */
+  receiverTls?: boolean;
   concurrency: number;
+  /** Seconds a payment is awaited to settle, and a delivery to arrive, after an attempt. */
+  settleTimeoutS?: number;
 }
 
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
 export const DEFAULT_DELIVERY_WAIT_MS = 3000;
 export const DEFAULT_MANUAL_TIMEOUT_MS = 300_000;
+export const DEFAULT_SETTLE_TIMEOUT_S = 30;
 
 interface Config {
   profiles: Profile[];
@@ -138,11 +144,14 @@ export function coverageOf(results: Result[]): Coverage {
     if (r.missing.length === 0) skippedOther += 1;
     for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
   }
+  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed';
+  const must = results.filter((r) => r.level === 'must');
   return {
-    judged: results.filter((r) => r.status === 'passed' || r.status === 'failed').length,
+    judged: results.filter(judged).length,
     total: results.length,
     skippedFor,
     skippedOther,
+    must: { judged: must.filter(judged).length, total: must.length },
   };
 }
 
@@ -239,6 +248,8 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     throw new SetupError('--concurrency must be a whole number of at least 1.');
   if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535)
     throw new SetupError('--receiver-port must be a port number.');
+  if (options.settleTimeoutS !== undefined && !(options.settleTimeoutS >= 1 && options.settleTimeoutS <= 600))
+    throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
   const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
   const checks = createRegistry().select(options.only);
@@ -273,8 +284,15 @@ async function runWith(
   out: Output,
 ): Promise<RunOutcome> {
   const receiver = new CaptureReceiver();
+  const publicHost =
+    options.receiverPublicUrl && URL.canParse(options.receiverPublicUrl)
+      ? new URL(options.receiverPublicUrl).hostname.replace(/^\[|\]$/g, '')
+      : undefined;
+  const tls = options.receiverTls
+    ? await receiverTls(path.resolve(options.out), [options.receiverHost, ...(publicHost ? [publicHost] : [])])
+    : undefined;
   try {
-    await receiver.start(options.receiverHost, options.receiverPort, options.receiverPublicUrl);
+    await receiver.start(options.receiverHost, options.receiverPort, options.receiverPublicUrl, tls);
   } catch (error) {
     throw new SetupError(
       `The webhook receiver cannot listen on ${options.receiverHost}:${options.receiverPort}: ${(error as Error).message}.`,
@@ -287,6 +305,7 @@ async function runWith(
     profiles: config.profiles,
     receiver,
     settleMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
+    settleTimeoutMs: (options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S) * 1000,
     ...(options.sandboxToken !== undefined ? { sandboxToken: options.sandboxToken } : {}),
   });
   chosen.attach?.(run);
@@ -294,6 +313,10 @@ async function runWith(
   const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);
   const startedAt = new Date();
   if (consoleOn) reporter.start(options.baseUrl, chosen.name, [...run.capabilities]);
+  if (consoleOn && tls)
+    out.write(
+      `receiver: ${receiver.publicUrl} over HTTPS; its CA is ${tls.caFile} (trust it, e.g. NODE_EXTRA_CA_CERTS)\n`,
+    );
   let results: Result[];
   try {
     results = await runChecks(run, checks, {
@@ -302,6 +325,14 @@ async function runWith(
     });
   } finally {
     await receiver.close();
+  }
+  if (options.requireCapabilities?.trim() === 'all') {
+    // Every must check is to be judged: one that was not, for whatever reason, is a setup error.
+    results = results.map((r) =>
+      r.level === 'must' && r.status === 'skipped'
+        ? { ...r, status: 'error', reason: `--require-capabilities all: not judged: ${r.reason}` }
+        : r,
+    );
   }
   const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
   const report: Report = {

@@ -5,7 +5,8 @@
  * skipped (what it needs is missing, named) or error (an adapter call failed: no verdict).
  */
 import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
-import type { Check } from './check.ts';
+import type { RegisteredCheck as Check } from './check.ts';
+import { deliveryPreflight, type Preflight } from './preflight.ts';
 import { CheckContext } from './context/check.ts';
 import type { RunContext } from './context/run.ts';
 import { evidenceOf } from './http.ts';
@@ -17,6 +18,8 @@ export interface RunnerOptions {
   checkTimeoutMs?: number;
   onStart?(check: Check): void;
   onResult?(result: Result): void;
+  /** The delivery preflight's outcome; run before the first webhook check when not given. */
+  preflight?: Preflight;
 }
 
 /** The capabilities a check needs that the run's adapter does not offer, in report order. */
@@ -39,6 +42,7 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   ): Result => ({
     id: check.id,
     rule: check.rule,
+    clauses: [...check.clauses],
     level: check.level,
     title: check.title,
     section: check.section,
@@ -53,9 +57,12 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   });
   const missing = missingFor(check, run);
   if (missing.length > 0) return finish('skipped', skipReason(missing), { missing });
+  if (check.webhooks && options.preflight && !options.preflight.ok)
+    return finish(options.preflight.status, options.preflight.reason);
   const abort = new AbortController();
   const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal);
-  const timeoutMs = options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs);
+  const timeoutMs =
+    options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -101,8 +108,8 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
  * clock step (up to five attempts, four steps each, plus the waits for the first attempt),
  * so the limit grows with it.
  */
-export function defaultCheckTimeoutMs(deliveryWaitMs: number): number {
-  return 60_000 + 30 * deliveryWaitMs;
+export function defaultCheckTimeoutMs(deliveryWaitMs: number, settleTimeoutMs = 0): number {
+  return 60_000 + 30 * deliveryWaitMs + 2 * settleTimeoutMs;
 }
 
 /** Runs `items` through `worker` with at most `limit` at once, keeping their order in the output. */
@@ -128,6 +135,9 @@ export async function runChecks(run: RunContext, checks: Check[], options: Runne
   };
   // Slow checks (those that wait for a webhook answer limit) start first so they overlap the rest.
   const main = checks.filter((c) => (c.phase ?? 'main') === 'main');
+  // Only when a webhook check will run: a manual adapter's person makes each payment.
+  if (options.preflight === undefined && checks.some((c) => c.webhooks && missingFor(c, run).length === 0))
+    options = { ...options, preflight: await deliveryPreflight(run) };
   const ordered = [...main].sort((a, b) => Number(b.slow ?? false) - Number(a.slow ?? false));
   const mainResults = await pool(ordered, options.concurrency, worker);
   const afterResults = await pool(

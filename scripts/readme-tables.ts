@@ -14,7 +14,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
 import { CAPABILITIES, type Capability } from '../conformance/adapter.ts';
+import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/clauses.ts';
 import { createRegistry } from '../conformance/checks/index.ts';
+import { traceability } from '../conformance/traceability.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';
 
@@ -56,7 +58,7 @@ function checksTable(): string {
       const rows = checks
         .filter((c) => c.section === section)
         .map((c) => [c.id, c.level, c.rule, c.title, (c.requires ?? []).join(', ')]);
-      return `**${section}** (${rows.length})\n\n${table(['id', 'level', 'rule', 'title', 'requires'], rows)}`;
+      return `**${section}** (${rows.length})\n\n${table(['id', 'level', 'clauses', 'title', 'requires'], rows)}`;
     })
     .join('\n\n');
 }
@@ -84,6 +86,28 @@ function capabilityTable(): string {
   return `${table(['capability', 'checks', 'what it checks', 'check ids'], rows)}\n\n${free} of ${checks.length} checks need no capability: organisations (made or from --config profiles) are enough.`;
 }
 
+/**
+ * Each clause of the register with what judges it: the `run` checks and the `receiver`
+ * checks citing it, or why nothing can from outside.
+ */
+function traceabilityTable(): string {
+  const { checkable, notCheckable, judgedBy } = traceability();
+  const sections = [...new Set(CLAUSES.map((c) => c.section))];
+  const body = sections
+    .map((section) => {
+      const rows = CLAUSES.filter((c) => c.section === section).map((c) => [
+        `[${c.id}](../SERVICE.md#${c.id})`,
+        c.strength,
+        c.subject,
+        wordsOf(c),
+        c.notCheckable ? `not checkable from outside: ${c.notCheckable}` : (judgedBy.get(c.id) ?? []).join(', '),
+      ]);
+      return `**${section}**\n\n${table(['clause', 'strength', 'duty of', 'words', 'checks'], rows)}`;
+    })
+    .join('\n\n');
+  return `${CLAUSES.length} clauses (register version ${CLAUSE_REGISTER_VERSION}): ${checkable} judged by checks, ${notCheckable} not checkable from outside.\n\n${body}`;
+}
+
 function runCommand(): Command {
   const run = conformanceProgram(() => {}).commands.find((c) => c.name() === 'run');
   if (!run) throw new Error('payment-conformance has no run command');
@@ -95,6 +119,7 @@ const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: checksTable },
+  { readme: 'conformance/README.md', name: 'traceability', render: traceabilityTable },
 ];
 
 async function main(): Promise<void> {

@@ -33,8 +33,7 @@ function mangle(token: string): string {
 export const bearerChecks: Check[] = [
   {
     id: 'AUTH-001',
-    level: 'must',
-    rule: 'Errors: Codes unauthorized',
+    clauses: ['auth.bearer', 'code.unauthorized', 'order.401', 'read.errors'],
     section,
     title: 'No Authorization header gives 401 unauthorized',
     async run(ctx) {
@@ -43,8 +42,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-002',
-    level: 'must',
-    rule: 'Errors: Codes unauthorized',
+    clauses: ['auth.bearer', 'code.unauthorized', 'order.401'],
     section,
     title: 'An Authorization header not of the form Bearer <token> gives 401 unauthorized',
     async run(ctx) {
@@ -55,8 +53,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-003',
-    level: 'must',
-    rule: 'Errors: Codes invalid_token',
+    clauses: ['code.invalid-token', 'order.401'],
     section,
     title: 'A truncated token gives 401 invalid_token',
     async run(ctx) {
@@ -71,8 +68,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-004',
-    level: 'must',
-    rule: 'Errors: Codes invalid_token',
+    clauses: ['code.invalid-token', 'order.401'],
     section,
     title: 'A mangled token (one character changed) gives 401 invalid_token',
     async run(ctx) {
@@ -82,8 +78,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-005',
-    level: 'must',
-    rule: 'Errors: Codes invalid_token',
+    clauses: ['code.invalid-token', 'order.401'],
     section,
     title: 'A double-prefixed token (Bearer Bearer <token>) gives 401 invalid_token',
     async run(ctx) {
@@ -93,8 +88,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-006',
-    level: 'must',
-    rule: 'Authentication 5',
+    clauses: ['auth.lifetime', 'auth.expired', 'code.token-expired', 'limit.token', 'status.401'],
     section,
     title: 'A token past its five minutes gives 401 token_expired; a new token then works',
     requires: ['createOrganisation', 'advanceClock'],
@@ -113,8 +107,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-007',
-    level: 'must',
-    rule: 'Authentication 4',
+    clauses: ['auth.lifetime', 'limit.token'],
     section,
     title: 'A token is still accepted 4 min 50 s after it was issued (five-minute lifetime)',
     requires: ['createOrganisation', 'advanceClock'],
@@ -128,8 +121,7 @@ export const bearerChecks: Check[] = [
   },
   {
     id: 'AUTH-008',
-    level: 'must',
-    rule: 'Authentication 6',
+    clauses: ['auth.removed', 'code.unknown-api-key'],
     section,
     title: 'A token of a deleted API key gives 401 unknown_api_key, and a new token is refused',
     requires: ['createOrganisation', 'createApiKey', 'deleteApiKey'],

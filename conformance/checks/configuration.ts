@@ -29,8 +29,7 @@ async function expectConfigCode(
 export const configurationChecks: Check[] = [
   {
     id: 'CFG-001',
-    level: 'must',
-    rule: 'Validation and configuration errors: card_not_enabled',
+    clauses: ['order.card', 'code.card', 'create.checkout-method', 'status.400'],
     section,
     title: 'card or both on an organisation without card payments gives 400 card_not_enabled',
     async run(ctx) {
@@ -52,8 +51,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-002',
-    level: 'must',
-    rule: 'Validation and configuration errors: open_banking_not_enabled',
+    clauses: ['order.open-banking', 'code.open-banking', 'create.checkout-method'],
     section,
     title: 'open_banking or both without an approved open-banking application gives 400 open_banking_not_enabled',
     async run(ctx) {
@@ -75,8 +73,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-003',
-    level: 'must',
-    rule: 'Validation and configuration errors: settlement_account_missing',
+    clauses: ['order.settlement', 'code.settlement'],
     section,
     title: 'a bank rail without a settlement account gives 400 settlement_account_missing',
     async run(ctx) {
@@ -91,8 +88,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-004',
-    level: 'must',
-    rule: 'Validation and configuration errors: open_banking_currency_unsupported',
+    clauses: ['order.aud', 'code.aud', 'svc.rails', 'limit.open-banking-currency'],
     section,
     title: 'open_banking on an AUD organisation gives 400 open_banking_currency_unsupported',
     async run(ctx) {
@@ -107,8 +103,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-005',
-    level: 'must',
-    rule: 'Validation and configuration errors: open_banking_currency_unsupported (checked before)',
+    clauses: ['order.aud-first', 'code.aud'],
     section,
     title: 'open_banking_currency_unsupported comes before open_banking_not_enabled and settlement_account_missing',
     async run(ctx) {
@@ -138,8 +133,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-006',
-    level: 'must',
-    rule: 'Validation and configuration errors: currency_mismatch',
+    clauses: ['order.currency-mismatch', 'code.currency-mismatch', 'create.currency'],
     section,
     title: 'amount.currency other than the settlement currency gives 400 currency_mismatch',
     async run(ctx) {
@@ -161,8 +155,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-007',
-    level: 'must',
-    rule: 'POST /api/checkout-sessions: amount.currency',
+    clauses: ['create.currency', 'res.create.amount'],
     section,
     title: 'an omitted currency is filled in with the settlement currency',
     async run(ctx) {
@@ -175,8 +168,7 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-008',
-    level: 'must',
-    rule: 'Validation and configuration errors (no order stated)',
+    clauses: ['order.card', 'order.open-banking', 'order.settlement'],
     section,
     title: 'where several configuration codes apply and no order is stated, one of them is answered',
     async run(ctx) {
@@ -198,8 +190,8 @@ export const configurationChecks: Check[] = [
   },
   {
     id: 'CFG-009',
-    level: 'assumption',
-    rule: 'Validation and configuration order (validation first)',
+    assumption: 'the table of validation and configuration errors is read top-down: validation before configuration',
+    clauses: ['order.validation'],
     section,
     title: 'an invalid body on a misconfigured organisation gives validation_failed (validation before configuration)',
     async run(ctx) {

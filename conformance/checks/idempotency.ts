@@ -28,8 +28,7 @@ const DOCUMENTED_CREATE_FIELDS = [
 export const idempotencyChecks: Check[] = [
   {
     id: 'IDEM-001',
-    level: 'must',
-    rule: 'Idempotency rules 1',
+    clauses: ['idem.replay', 'create.idempotency-key'],
     section,
     title: 'the same key with an identical body replays the result: 200, the same session',
     async run(ctx) {
@@ -49,8 +48,7 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-002',
-    level: 'must',
-    rule: 'Idempotency rules 2',
+    clauses: ['idem.conflict', 'order.idempotency', 'code.idempotency'],
     section,
     title: 'the same key with a different body gives 400 idempotency_error',
     async run(ctx) {
@@ -64,8 +62,8 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-003',
-    level: 'assumption',
-    rule: 'Idempotency rules 1 (identical body)',
+    assumption: '"identical body" means the same JSON value: key order and whitespace do not matter',
+    clauses: ['idem.replay'],
     section,
     title: 'a body with the same JSON value in another key order and spacing counts as identical',
     async run(ctx) {
@@ -87,8 +85,7 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-004',
-    level: 'must',
-    rule: 'Limits: Idempotency-Key memory',
+    clauses: ['idem.replay', 'create.idempotency-key', 'limit.idempotency', 'code.idempotency'],
     section,
     title: 'the key is remembered for 24 hours: a repeat 23 h 50 min later replays the same session',
     requires: ['createOrganisation', 'advanceClock'],
@@ -111,8 +108,8 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-005',
-    level: 'assumption',
-    rule: 'Errors: Codes idempotency_error (keys are remembered 24 hours)',
+    assumption: 'a key remembered 24 hours is forgotten after them',
+    clauses: ['code.idempotency', 'limit.idempotency'],
     section,
     title: 'after 24 hours the key is forgotten: a different body under it is accepted',
     requires: ['createOrganisation', 'advanceClock'],
@@ -133,8 +130,7 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-006',
-    level: 'must',
-    rule: 'Idempotency rules 1 (concurrent)',
+    clauses: ['idem.replay', 'create.one'],
     section,
     title: 'concurrent creates with the same key and body make one session: every answer 200 with the same id',
     async run(ctx) {
@@ -156,8 +152,7 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-007',
-    level: 'must',
-    rule: 'Idempotency rules 1 (retry after 500)',
+    clauses: ['idem.replay', 'order.500', 'status.500', 'code.internal'],
     section,
     title:
       'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
@@ -204,8 +199,8 @@ export const idempotencyChecks: Check[] = [
   },
   {
     id: 'IDEM-008',
-    level: 'assumption',
-    rule: 'Idempotency rules (key scope)',
+    assumption: 'keys are scoped to the organisation and mode of the API key',
+    clauses: ['idem.replay', 'idem.conflict'],
     section,
     title: 'keys are scoped to the organisation: another organisation using the same key gets its own session',
     async run(ctx) {

@@ -3,8 +3,10 @@ import { Registry } from '../registry.ts';
 import { bearerChecks } from './bearer.ts';
 import { configurationChecks } from './configuration.ts';
 import { idempotencyChecks } from './idempotency.ts';
+import { lifecycleChecks } from './lifecycle.ts';
 import { readChecks } from './reads.ts';
 import { responseChecks } from './responses.ts';
+import { retryChecks } from './retries.ts';
 import { tokenChecks } from './token.ts';
 import { validationChecks } from './validation.ts';
 import { webhookChecks } from './webhooks.ts';
@@ -16,7 +18,9 @@ export const groups = {
   configuration: configurationChecks,
   idempotency: idempotencyChecks,
   reads: readChecks,
+  lifecycle: lifecycleChecks,
   webhooks: webhookChecks,
+  retries: retryChecks,
   responses: responseChecks,
 };
 

@@ -7,7 +7,6 @@ import { expect, expectError, expectStatus } from '../assert.ts';
 import type { Check } from '../check.ts';
 import { sessionBody } from '../context/api.ts';
 import { at, show, text } from '../json.ts';
-import { CheckSkipped } from '../outcome.ts';
 
 const section = 'Endpoints: GET /api/checkout-sessions/{id}';
 const DAY_MS = 24 * 3600 * 1000;
@@ -15,8 +14,19 @@ const DAY_MS = 24 * 3600 * 1000;
 export const readChecks: Check[] = [
   {
     id: 'READ-001',
-    level: 'must',
-    rule: 'Resources: Checkout session (read response)',
+    clauses: [
+      'read.ok',
+      'res.create.id',
+      'res.create.status',
+      'res.create.reference',
+      'res.create.code',
+      'res.read.particulars',
+      'res.read.foreign-id',
+      'res.read.transaction-type',
+      'create.foreign-id',
+      'state.created',
+      'conv.amounts',
+    ],
     section,
     title:
       'a created session reads back with what was given: status created, amount, reference, code, checkoutMethod, foreignTransactionId, testMode',
@@ -55,8 +65,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-002',
-    level: 'must',
-    rule: 'GET /api/checkout-sessions/{id} rule 3',
+    clauses: ['read.errors', 'code.not-found', 'status.404'],
     section,
     title: 'an unknown session id gives 404 not_found',
     async run(ctx) {
@@ -67,8 +76,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-003',
-    level: 'must',
-    rule: 'GET /api/checkout-sessions/{id} rule 2',
+    clauses: ['read.isolation', 'auth.isolation', 'code.not-found'],
     section,
     title: "another organisation's session gives 404 not_found, never 403",
     async run(ctx) {
@@ -86,8 +94,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-004',
-    level: 'must',
-    rule: 'Legacy transaction endpoints; Versioning 5',
+    clauses: ['legacy.retired', 'ver.retired', 'code.not-found'],
     section,
     title: 'the retired GET /api/transaction/{cs_id} gives 404 not_found for a checkout session',
     async run(ctx) {
@@ -101,8 +108,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-005',
-    level: 'must',
-    rule: 'Resources: Checkout session expiresAt',
+    clauses: ['res.create.expires', 'limit.session'],
     section,
     title: 'expiresAt is 24 hours after creation, on the create and on the read',
     async run(ctx) {
@@ -126,8 +132,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-006',
-    level: 'must',
-    rule: 'States and transitions: expired; States rule 3',
+    clauses: ['state.expired', 'state.expiry-silent', 'limit.session'],
     section,
     title: 'an unpaid session reads expired once 24 hours have passed',
     requires: ['createOrganisation', 'advanceClock'],
@@ -143,8 +148,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-007',
-    level: 'must',
-    rule: 'Authentication 7; Resources: testMode',
+    clauses: ['auth.mode', 'conv.mode', 'conv.host', 'res.create.test-mode'],
     section,
     title: 'testMode is decided by the API key: false with a live key, true with a test key',
     async run(ctx) {
@@ -159,8 +163,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-008',
-    level: 'must',
-    rule: 'Legacy transaction endpoints (payment links)',
+    clauses: ['legacy.link', 'link.endpoints', 'res.link'],
     section,
     title:
       'GET /api/transaction/{link id} answers while the payment link is payable and is 404 not_found once it settles',
@@ -168,23 +171,7 @@ export const readChecks: Check[] = [
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
       const token = await ctx.api.token(org);
-      // The payment link request shape is our modelling (the document does not show it).
-      const link = await ctx.api.send('POST', '/api/payment-links', {
-        token,
-        json: {
-          amount: { total: 15 },
-          creditorReference: { reference: 'LINK-READ' },
-          redirectUrl: 'https://shop.example.com/paid',
-          checkoutMethod: 'card',
-        },
-      });
-      const id = text(link.json, 'id');
-      if (link.status !== 200 || id === undefined) {
-        throw new CheckSkipped(
-          `POST /api/payment-links refused the modelled request (status ${link.status}); no link to read`,
-        );
-      }
-      ctx.api.remember(org, link);
+      const id = await ctx.api.paymentLink(org, { creditorReference: { reference: 'LINK-READ' } });
       const path = encodeURIComponent(id);
       const payable = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
       expectStatus(payable, 200, 'GET /api/transaction/{id} for a payable payment link');
@@ -193,6 +180,49 @@ export const readChecks: Check[] = [
       expectError(settled, 404, 'not_found', 'GET /api/transaction/{id} for a settled payment link');
       const read = await ctx.api.send('GET', `/api/payment-links/${path}`, { token });
       expectStatus(read, 200, 'GET /api/payment-links/{id} after it settled (the supported read)');
+    },
+  },
+  {
+    id: 'READ-009',
+    clauses: ['create.code', 'res.create.code'],
+    section,
+    title: 'a creditorReference.code left out is generated: returned as code on the create and the same on the read',
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const created = await ctx.api.session(org, { creditorReference: { reference: 'NO-CODE' } });
+      const code = at(created, 'code');
+      expect(
+        typeof code === 'string' && code.length > 0,
+        `An omitted code must be generated and returned as code; received ${show(code)}.`,
+      );
+      const read = await ctx.api.readSession(org, created.id);
+      expectStatus(read, 200, 'reading a session created without a code');
+      expect(
+        at(read.json, 'code') === code,
+        `The read must give the generated code ${show(code)}; received ${show(at(read.json, 'code'))}.`,
+        read,
+      );
+    },
+  },
+  {
+    id: 'READ-010',
+    clauses: ['auth.isolation', 'code.not-found'],
+    section,
+    title: "another organisation's payment link gives 404 not_found, never 403",
+    async run(ctx) {
+      const owner = await ctx.target.sharedOrganisation();
+      const other = await ctx.target.secondOrganisation();
+      const id = await ctx.api.paymentLink(owner, { creditorReference: { reference: 'LINK-ISO' } });
+      const path = `/api/payment-links/${encodeURIComponent(id)}`;
+      const own = await ctx.api.send('GET', path, { token: await ctx.api.token(owner) });
+      expectStatus(own, 200, 'reading a payment link by its own organisation');
+      const read = await ctx.api.send('GET', path, { token: await ctx.api.token(other) });
+      expect(
+        read.status !== 403,
+        "Another organisation's payment link was answered 403; the document requires 404 not_found.",
+        read,
+      );
+      expectError(read, 404, 'not_found', "reading another organisation's payment link");
     },
   },
 ];

@@ -10,13 +10,12 @@ import type { Check } from '../check.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check.ts';
 import { at, isObject, list, show } from '../json.ts';
-import type { Level } from '../outcome.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (validation)';
 
 interface Case {
   id: string;
-  rule: string;
+  clauses: readonly string[];
   title: string;
   patch: Record<string, unknown>;
   /** undefined: accepted (200); otherwise the fields `details` must name. */
@@ -25,7 +24,6 @@ interface Case {
   orCodes?: string[];
   /** A missing object may be named as itself or by its missing required fields (amount or amount.total). */
   orSubfields?: boolean;
-  level?: Level;
 }
 
 const ref = (reference: string) => ({ creditorReference: { reference } });
@@ -33,196 +31,201 @@ const ref = (reference: string) => ({ creditorReference: { reference } });
 const cases: Case[] = [
   {
     id: 'VAL-001',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total', 'order.validation'],
     title: 'total 0 is refused (greater than 0)',
     patch: { amount: { total: 0 } },
     fails: ['amount.total'],
   },
-  { id: 'VAL-002', rule: 'Limits: amount.total', title: 'total 0.01 is accepted', patch: { amount: { total: 0.01 } } },
+  {
+    id: 'VAL-002',
+    clauses: ['create.total', 'limit.total', 'create.ok', 'conv.success'],
+    title: 'total 0.01 is accepted',
+    patch: { amount: { total: 0.01 } },
+  },
   {
     id: 'VAL-003',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total'],
     title: 'total 19.99 is accepted (two decimals, checked exactly)',
     patch: { amount: { total: 19.99 } },
   },
   {
     id: 'VAL-004',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total'],
     title: 'total 10000 is accepted (the maximum)',
     patch: { amount: { total: 10000 } },
   },
   {
     id: 'VAL-005',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total', 'order.validation'],
     title: 'total 10000.01 is refused (over the maximum)',
     patch: { amount: { total: 10000.01 } },
     fails: ['amount.total'],
   },
   {
     id: 'VAL-006',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total', 'order.validation'],
     title: 'total 1.005 is refused (three decimals)',
     patch: { amount: { total: 1.005 } },
     fails: ['amount.total'],
   },
   {
     id: 'VAL-007',
-    rule: 'General conventions: Amounts',
+    clauses: ['conv.amounts', 'create.total', 'order.validation'],
     title: 'total as a string ("25.00") is refused (a JSON number is required)',
     patch: { amount: { total: '25.00' } },
     fails: ['amount.total'],
   },
   {
     id: 'VAL-008',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total', 'order.validation'],
     title: 'a negative total is refused',
     patch: { amount: { total: -5 } },
     fails: ['amount.total'],
   },
   {
     id: 'VAL-009',
-    rule: 'Limits: creditorReference.reference',
+    clauses: ['create.reference', 'limit.reference'],
     title: 'a 12-character reference is accepted',
     patch: ref('ABCDEFGHIJ12'),
   },
   {
     id: 'VAL-010',
-    rule: 'Limits: creditorReference.reference',
+    clauses: ['create.reference', 'limit.reference', 'order.validation'],
     title: 'a 13-character reference is refused',
     patch: ref('ABCDEFGHIJ123'),
     fails: ['creditorReference.reference'],
   },
   {
     id: 'VAL-011',
-    rule: 'Limits: creditorReference.reference',
+    clauses: ['create.reference', 'limit.reference', 'order.validation'],
     title: 'an empty reference is refused (1 to 12 chars)',
     patch: ref(''),
     fails: ['creditorReference.reference'],
   },
   {
     id: 'VAL-012',
-    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    clauses: ['create.reference'],
     title: "a reference using every allowed character kind [0-9A-Za-z '.,@_-] is accepted",
     patch: ref("aZ9 '.,@_-"),
   },
   {
     id: 'VAL-013',
-    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    clauses: ['create.reference', 'order.validation'],
     title: 'a reference with a forbidden character (#) is refused',
     patch: ref('INV#1001'),
     fails: ['creditorReference.reference'],
   },
   {
     id: 'VAL-014',
-    rule: 'POST /api/checkout-sessions: creditorReference.reference',
+    clauses: ['create.reference', 'order.validation'],
     title: 'a reference with a non-ASCII letter is refused',
     patch: ref('INVé1001'),
     fails: ['creditorReference.reference'],
   },
   {
     id: 'VAL-015',
-    rule: 'Limits: creditorReference.particulars',
+    clauses: ['create.particulars', 'limit.particulars'],
     title: 'particulars of 12 allowed characters are accepted',
     patch: { creditorReference: { particulars: 'Order 1001-A' } },
   },
   {
     id: 'VAL-016',
-    rule: 'Limits: creditorReference.particulars',
+    clauses: ['create.particulars', 'limit.particulars', 'order.validation'],
     title: 'particulars of 13 characters are refused',
     patch: { creditorReference: { particulars: 'Order 1001-AB' } },
     fails: ['creditorReference.particulars'],
   },
   {
     id: 'VAL-017',
-    rule: 'POST /api/checkout-sessions: creditorReference.particulars',
+    clauses: ['create.particulars', 'order.validation'],
     title: 'particulars with a forbidden character (_) are refused',
     patch: { creditorReference: { particulars: 'Order_1001' } },
     fails: ['creditorReference.particulars'],
   },
   {
     id: 'VAL-018',
-    rule: 'Limits: creditorReference.code',
+    clauses: ['create.code', 'limit.code', 'res.create.code'],
     title: 'a code of 12 allowed characters is accepted and returned',
     patch: { creditorReference: { code: 'SHOP-12 abcd' } },
   },
   {
     id: 'VAL-019',
-    rule: 'Limits: creditorReference.code',
+    clauses: ['create.code', 'limit.code', 'order.validation'],
     title: 'a code of 13 characters is refused',
     patch: { creditorReference: { code: 'SHOP-12 abcde' } },
     fails: ['creditorReference.code'],
   },
   {
     id: 'VAL-020',
-    rule: 'POST /api/checkout-sessions: creditorReference.code',
+    clauses: ['create.code', 'order.validation'],
     title: 'a code with a forbidden character (.) is refused',
     patch: { creditorReference: { code: 'SHOP.1' } },
     fails: ['creditorReference.code'],
   },
   {
     id: 'VAL-021',
-    rule: 'Limits: description',
+    clauses: ['create.description', 'limit.description'],
     title: 'a 255-character description is accepted',
     patch: { description: 'd'.repeat(255) },
   },
   {
     id: 'VAL-022',
-    rule: 'Limits: description',
+    clauses: ['create.description', 'limit.description', 'order.validation'],
     title: 'a 256-character description is refused',
     patch: { description: 'd'.repeat(256) },
     fails: ['description'],
   },
   {
     id: 'VAL-023',
-    rule: 'POST /api/checkout-sessions: redirectUrl',
+    clauses: ['create.redirect-url', 'order.validation'],
     title: 'a relative redirectUrl is refused (valid absolute URL)',
     patch: { redirectUrl: '/checkout/done' },
     fails: ['redirectUrl'],
   },
   {
     id: 'VAL-024',
-    rule: 'POST /api/checkout-sessions: redirectUrl',
+    clauses: ['create.redirect-url', 'order.validation'],
     title: 'a redirectUrl that is not a URL is refused',
     patch: { redirectUrl: 'not a url' },
     fails: ['redirectUrl'],
   },
   {
     id: 'VAL-025',
-    rule: 'POST /api/checkout-sessions: redirectUrl',
+    clauses: ['create.redirect-url', 'order.validation'],
     title: 'a missing redirectUrl is refused',
     patch: { redirectUrl: undefined },
     fails: ['redirectUrl'],
   },
   {
     id: 'VAL-026',
-    rule: 'POST /api/checkout-sessions: type',
+    clauses: ['create.type', 'order.validation'],
     title: 'type other than single is refused',
     patch: { type: 'multiple' },
     fails: ['type'],
   },
   {
     id: 'VAL-027',
-    rule: 'POST /api/checkout-sessions: type',
+    clauses: ['create.type', 'order.validation'],
     title: 'a missing type is refused',
     patch: { type: undefined },
     fails: ['type'],
   },
   {
     id: 'VAL-028',
-    rule: 'POST /api/checkout-sessions: checkoutMethod',
+    clauses: ['create.checkout-method', 'order.validation'],
     title: 'an unknown checkoutMethod is refused',
     patch: { checkoutMethod: 'paypal' },
     fails: ['checkoutMethod'],
   },
   {
     id: 'VAL-029',
-    rule: 'POST /api/checkout-sessions: checkoutMethod',
+    clauses: ['create.checkout-method', 'res.create.amount'],
     title: 'each of open_banking, card and both is accepted',
     patch: {},
   },
   {
     id: 'VAL-030',
-    rule: 'POST /api/checkout-sessions: amount.currency',
+    clauses: ['create.currency', 'order.validation'],
     title: 'a currency other than NZD or AUD is refused',
     patch: { amount: { currency: 'USD' } },
     fails: ['amount.currency'],
@@ -230,34 +233,34 @@ const cases: Case[] = [
   },
   {
     id: 'VAL-031',
-    rule: 'POST /api/checkout-sessions: webhookUrl',
+    clauses: ['create.webhook-url', 'target.https', 'order.validation'],
     title: 'a plain http:// webhookUrl to a public host is refused (HTTPS)',
     patch: { webhookUrl: 'http://shop.example.com/hooks' },
     fails: ['webhookUrl'],
   },
   {
     id: 'VAL-032',
-    rule: 'Errors: Codes validation_failed',
+    clauses: ['code.validation-failed', 'err.details', 'err.details-entry', 'err.param'],
     title: 'details list every failing field at once, and param is null when several fail',
     patch: { amount: { total: 10000.01 }, creditorReference: { reference: 'ABCDEFGHIJ123' }, redirectUrl: 'not a url' },
     fails: ['amount.total', 'creditorReference.reference', 'redirectUrl'],
   },
   {
     id: 'VAL-033',
-    rule: 'Errors: Codes validation_failed',
+    clauses: ['create.reference', 'err.param', 'order.validation'],
     title: 'a missing creditorReference.reference is refused and named',
     patch: { creditorReference: { reference: undefined, particulars: 'Order 1' } },
     fails: ['creditorReference.reference'],
   },
   {
     id: 'VAL-035',
-    rule: 'Limits: creditorReference.reference',
+    clauses: ['create.reference', 'limit.reference'],
     title: 'a 1-character reference is accepted (1 to 12 chars)',
     patch: ref('A'),
   },
   {
     id: 'VAL-036',
-    rule: 'POST /api/checkout-sessions: amount (required)',
+    clauses: ['create.amount', 'order.validation'],
     title: 'a missing amount is refused and named in details',
     patch: { amount: undefined },
     fails: ['amount'],
@@ -265,7 +268,7 @@ const cases: Case[] = [
   },
   {
     id: 'VAL-037',
-    rule: 'POST /api/checkout-sessions: creditorReference (required)',
+    clauses: ['create.creditor-reference', 'order.validation'],
     title: 'a missing creditorReference is refused and named in details',
     patch: { creditorReference: undefined },
     fails: ['creditorReference'],
@@ -273,28 +276,28 @@ const cases: Case[] = [
   },
   {
     id: 'VAL-038',
-    rule: 'POST /api/checkout-sessions: checkoutMethod (required)',
+    clauses: ['create.checkout-method', 'order.validation'],
     title: 'a missing checkoutMethod is refused and named in details',
     patch: { checkoutMethod: undefined },
     fails: ['checkoutMethod'],
   },
   {
     id: 'VAL-039',
-    rule: 'Limits: amount.total',
+    clauses: ['create.total', 'limit.total', 'order.validation'],
     title: 'total 1.0000000001 is refused (ten decimals, however close to a whole cent)',
     patch: { amount: { total: 1.0000000001 } },
     fails: ['amount.total'],
   },
   {
     id: 'VAL-040',
-    rule: 'POST /api/checkout-sessions: redirectUrl',
+    clauses: ['create.redirect-url', 'order.validation'],
     title: 'a redirectUrl with an empty host (https://) is refused (not a valid absolute URL; RFC 9110 4.2.1)',
     patch: { redirectUrl: 'https://' },
     fails: ['redirectUrl'],
   },
   {
     id: 'VAL-041',
-    rule: 'POST /api/checkout-sessions: webhookUrl',
+    clauses: ['create.webhook-url', 'target.https', 'order.validation'],
     title: 'an https webhookUrl to a private address (10.0.0.1) is refused (publicly reachable), with a test key too',
     patch: { webhookUrl: 'https://10.0.0.1/hooks' },
     fails: ['webhookUrl'],
@@ -376,8 +379,7 @@ async function refused(ctx: CheckContext, c: Case) {
 
 export const validationChecks: Check[] = cases.map((c) => ({
   id: c.id,
-  level: c.level ?? 'must',
-  rule: c.rule,
+  clauses: c.clauses,
   section,
   title: c.title,
   run: (ctx: CheckContext) => (c.fails ? refused(ctx, c) : accepted(ctx, c)),
@@ -385,8 +387,7 @@ export const validationChecks: Check[] = cases.map((c) => ({
 
 validationChecks.push({
   id: 'VAL-034',
-  level: 'must',
-  rule: 'Errors: Envelope doc_url',
+  clauses: ['err.doc-url'],
   section,
   title: 'error.doc_url of validation_failed is {docs_url}/errors/#validation_failed',
   async run(ctx) {

@@ -43,6 +43,10 @@ export interface CreateOptions {
   token?: string;
 }
 
+/** How often a request answered 429 is sent again, and the longest wait before it. */
+const RATE_LIMIT_TRIES = 6;
+const MAX_RATE_LIMIT_WAIT_MS = 5000;
+
 export class Api {
   constructor(
     private readonly run: RunContext,
@@ -52,16 +56,27 @@ export class Api {
     readonly exchanges: Exchange[],
   ) {}
 
-  /** A request to the target's public API, recorded. */
+  /**
+   * A request to the target's public API, recorded. The document has request rate limits
+   * it does not show: a 429 is waited out (its Retry-After, within bounds) and the request
+   * sent again, a few times, so a target's throttling never becomes a verdict.
+   */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Exchange> {
-    const exchange = await send(
-      this.run.settings.baseUrl,
-      method,
-      path,
-      { ...options, signal: this.signal },
-      this.checkId,
-      this.run.redactor,
-    );
+    let exchange: Exchange;
+    for (let tries = 1; ; tries += 1) {
+      exchange = await send(
+        this.run.settings.baseUrl,
+        method,
+        path,
+        { ...options, signal: this.signal },
+        this.checkId,
+        this.run.redactor,
+      );
+      if (exchange.status !== 429 || tries >= RATE_LIMIT_TRIES) break;
+      const after = Number(exchange.headers['retry-after']);
+      const waitMs = Math.min(Number.isFinite(after) && after > 0 ? after * 1000 : 500, MAX_RATE_LIMIT_WAIT_MS);
+      await new Promise((resolve) => setTimeout(resolve, waitMs * (0.5 + Math.random())));
+    }
     this.exchanges.push(exchange);
     this.run.exchanges.push(exchange);
     return exchange;
@@ -114,6 +129,33 @@ export class Api {
     const id = text(exchange.json, 'id');
     expect(id !== undefined && isObject(exchange.json), 'A created session must have an id.', exchange);
     return { ...exchange.json, id };
+  }
+
+  /**
+   * A payment link through the request shape we modelled (the document shows none): when
+   * the target refuses it, the situation cannot be reached and the check is skipped with
+   * that reason, never judged on our modelling.
+   */
+  async paymentLink(org: Org, patch: Record<string, unknown> = {}): Promise<string> {
+    const exchange = await this.send('POST', '/api/payment-links', {
+      token: await this.token(org),
+      json: {
+        amount: { total: 15 },
+        creditorReference: { reference: 'LINK-1' },
+        redirectUrl: 'https://shop.example.com/paid',
+        checkoutMethod: 'card',
+        ...patch,
+      },
+    });
+    skipWhenReceiverRefused(this.run, exchange, patch.webhookUrl);
+    const id = text(exchange.json, 'id');
+    if (exchange.status !== 200 || id === undefined) {
+      throw new CheckSkipped(
+        `POST /api/payment-links refused the modelled request (status ${exchange.status}); the document does not show its shape, so no payment link can be made`,
+      );
+    }
+    this.remember(org, exchange);
+    return id;
   }
 
   async readSession(org: Org, id: string, token?: string): Promise<Exchange> {

@@ -26,7 +26,7 @@ export function skipWhenReceiverRefused(run: RunContext, exchange: Exchange, web
     list(exchange.json, 'error', 'details').some((d) => at(d, 'field') === 'webhookUrl');
   if (exchange.status === 400 && at(exchange.json, 'error', 'code') === 'validation_failed' && named) {
     throw new CheckSkipped(
-      `the target refused the suite's receiver address ${publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-public-url https://... (an HTTPS tunnel to the receiver)`,
+      `the target refused the suite's receiver address ${publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-tls (and have the target trust its CA), or --receiver-public-url https://... (an HTTPS tunnel to the receiver)`,
     );
   }
 }
@@ -45,8 +45,8 @@ export class Hooks {
     return { path, url: `${this.run.receiver.publicUrl}${path}` };
   }
 
-  /** The deliveries to the hook once there are `count`, or what arrived by the deadline. */
-  waitFor(hook: Hook, count: number, timeoutMs = 10_000): Promise<Received[]> {
+  /** The deliveries to the hook once there are `count`, or what arrived by the deadline (default --settle-timeout). */
+  waitFor(hook: Hook, count: number, timeoutMs = this.run.settings.settleTimeoutMs): Promise<Received[]> {
     return this.run.receiver.waitFor(hook.path, count, timeoutMs, this.signal);
   }
 

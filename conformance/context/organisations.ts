@@ -33,6 +33,8 @@ export interface Org {
   settings: Partial<OrganisationSettings>;
   /** Bearer tokens issued for its keys, reused until its clock moves. */
   tokens: Map<Mode, string>;
+  /** How far the suite has moved its clock (advanceClock), in seconds. */
+  clockMovedS: number;
 }
 
 /** Does a profile fit these settings? Declared settings must match; an undeclared one is taken to fit the defaults only. */
@@ -59,6 +61,7 @@ export function profileOrg(profile: Profile): Org {
     },
     settings: profile,
     tokens: new Map(),
+    clockMovedS: 0,
   };
 }
 

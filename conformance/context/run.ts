@@ -23,6 +23,12 @@ export interface RunSettings {
    * delivery timing, so this is generous (default 3 s; --config `deliveryWaitMs`).
    */
   settleMs: number;
+  /**
+   * How long a payment is awaited to settle after an attempt (reads polled until it leaves
+   * `created` and `pending`) and a delivery to arrive (--settle-timeout, default 30 s): a
+   * target may complete payments and send webhooks asynchronously.
+   */
+  settleTimeoutMs: number;
   /** The sandbox API's bearer token, when the sandbox adapter is used (shown as $SANDBOX_TOKEN). */
   sandboxToken?: string;
 }

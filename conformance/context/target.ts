@@ -15,16 +15,16 @@ import {
   type Outcome,
   type Rail,
 } from '../adapter.ts';
-import { at, show, text } from '../json.ts';
+import { at, text } from '../json.ts';
 import { CheckSkipped } from '../outcome.ts';
-import type { Api } from './api.ts';
+import { type Api, sessionBody } from './api.ts';
 import { DEFAULT_SETTINGS, DEFAULTS_TEXT, describeSettings, fits, type Mode, type Org } from './organisations.ts';
 import type { RunContext } from './run.ts';
 
-/** A path no session has: what a token is tried on to see whether it is still accepted. */
-const PROBE_PATH = '/api/checkout-sessions/cs_conformance_clock_probe';
-/** Tokens live five minutes (Authentication 4): a move of at least this long must expire one. */
-const TOKEN_LIFETIME_S = 300;
+/** Whole-second timestamps and the time between two creates: how far short of the move a reading may fall. */
+const CLOCK_SLACK_S = 2;
+/** Statuses a payment passes through before an attempt's outcome shows (States and transitions). */
+const UNSETTLED = new Set(['created', 'pending']);
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -78,6 +78,7 @@ export class Target {
         keys: { test: made?.apiKeys?.test, live: made?.apiKeys?.live },
         settings: full,
         tokens: new Map(),
+        clockMovedS: 0,
       };
       const { redactor } = this.run;
       redactor.remember(org.webhookSigningSecret, '$WEBHOOK_SECRET');
@@ -139,49 +140,102 @@ export class Target {
   }
 
   /**
-   * Moves the organisation's clock. A move of five minutes or more is confirmed: a token
-   * issued before it must then be refused (401, whatever the code; which code is the
-   * checks' business).
+   * The organisation's time as the target shows it: the createdAt of a session made now
+   * (Resources: createdAt, ISO 8601 UTC). Undefined when the organisation can take no
+   * session (no rail configured) or the target answers without a readable createdAt.
+   */
+  private async clockReading(org: Org): Promise<number | undefined> {
+    const { cardEnabled, openBankingApproved, settlementAccount, settlementCurrency } = org.settings;
+    const method = cardEnabled
+      ? 'card'
+      : openBankingApproved && settlementAccount && settlementCurrency !== 'AUD'
+        ? 'open_banking'
+        : undefined;
+    if (method === undefined) return undefined;
+    const created = await this.api.createSession(
+      org,
+      sessionBody({ checkoutMethod: method, creditorReference: { reference: 'CLOCK' } }),
+    );
+    const id = text(created.json, 'id');
+    if (created.status !== 200 || id === undefined) return undefined;
+    const read = await this.api.readSession(org, id);
+    const createdAt = Date.parse(String(at(read.json, 'createdAt')));
+    return Number.isNaN(createdAt) ? undefined : createdAt;
+  }
+
+  /**
+   * Moves the organisation's clock, confirmed by an effect no check is about: a session
+   * created after the move must read a createdAt at least that much later than one
+   * created before it. (Token expiry would be the rule AUTH-006 tests: a target whose
+   * tokens outlive five minutes must fail that check, not blame the adapter.)
    */
   async advanceClock(org: Org, seconds: number): Promise<void> {
     const id = this.idOf(org, 'advanceClock');
-    const before = seconds >= TOKEN_LIFETIME_S ? await this.api.token(org) : undefined;
+    const before = await this.clockReading(org);
     await this.call('advanceClock', `advanceClock(${id}, ${seconds})`, () =>
       this.run.adapter.advanceClock?.(id, seconds),
     );
     org.tokens.clear();
+    org.clockMovedS += seconds;
     if (before === undefined) return;
-    const probe = await this.api.send('GET', PROBE_PATH, { token: before });
-    if (probe.status !== 401) {
+    const after = await this.clockReading(org);
+    if (after === undefined) return;
+    const moved = (after - before) / 1000;
+    if (moved < seconds - CLOCK_SLACK_S) {
       throw new AdapterError(
-        `advanceClock(${id}, ${seconds}) did not take effect: a token issued before the move still answers ${probe.status}, not 401`,
+        `advanceClock(${id}, ${seconds}) did not take effect: a session created after the move reads createdAt ${Math.round(moved)} s after one created before it`,
       );
     }
   }
 
   /**
-   * A payment attempt. After `succeeded`, a checkout session must read `completed`
-   * through the public API: if it does not, either the adapter did not pay it or the
-   * target did not complete it, and the suite cannot tell which.
+   * Reads a checkout session until it leaves `created` and `pending`, or --settle-timeout
+   * passes: a target may complete an attempt asynchronously, so `pending` on the way is
+   * never a verdict. Returns the last status read.
    */
-  async attempt(org: Org, target: AttemptTarget, rail: Rail, outcome: Outcome): Promise<{ redirectTo: string | null }> {
+  async settled(org: Org, sessionId: string): Promise<unknown> {
+    const deadline = Date.now() + this.run.settings.settleTimeoutMs;
+    for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
+      const read = await this.api.readSession(org, sessionId);
+      const status = at(read.json, 'status');
+      if (read.status !== 200 || typeof status !== 'string' || !UNSETTLED.has(status)) return status;
+      if (Date.now() + pause > deadline) return status;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+    }
+  }
+
+  /**
+   * A payment attempt. On a checkout session the suite then waits for the outcome to
+   * show (see settled). A session still reading `created` after a succeeded attempt shows
+   * no attempt at all: either the adapter did not reach the target or the target ignored
+   * it, and the suite cannot tell which. Any other status is the checks' to judge.
+   */
+  async attempt(
+    org: Org,
+    target: AttemptTarget,
+    rail: Rail,
+    outcome: Outcome,
+  ): Promise<{ redirectTo: string | null; status?: unknown }> {
     const what = `attempt(${target.kind} ${target.id}, ${rail}, ${outcome})`;
     const done = await this.call('attempt', what, () => this.run.adapter.attempt?.(target, rail, outcome));
-    const redirectTo = at(done, 'redirectTo');
-    if (outcome === 'succeeded' && target.kind === 'checkout-session') {
-      const read = await this.api.readSession(org, target.id);
-      const status = at(read.json, 'status');
-      if (read.status === 200 && status !== 'completed') {
-        throw new AdapterError(
-          `${what} did not take effect: the session reads ${show(status)}, not "completed" (either the adapter did not pay it or the target did not complete it)`,
-        );
-      }
+    const redirectTo = typeof at(done, 'redirectTo') === 'string' ? (at(done, 'redirectTo') as string) : null;
+    if (target.kind !== 'checkout-session' || outcome === 'pending') return { redirectTo };
+    const status = await this.settled(org, target.id);
+    if (outcome === 'succeeded' && status === 'created') {
+      throw new AdapterError(
+        `${what} did not take effect: the session still reads "created" after ${this.run.settings.settleTimeoutMs / 1000} s (either the adapter did not pay it or the target did not record the attempt)`,
+      );
     }
-    return { redirectTo: typeof redirectTo === 'string' ? redirectTo : null };
+    return { redirectTo, status };
   }
 
   /** A payment attempt on a checkout session. */
-  pay(org: Org, sessionId: string, rail: Rail, outcome: Outcome = 'succeeded'): Promise<{ redirectTo: string | null }> {
+  pay(
+    org: Org,
+    sessionId: string,
+    rail: Rail,
+    outcome: Outcome = 'succeeded',
+  ): Promise<{ redirectTo: string | null; status?: unknown }> {
     return this.attempt(org, { kind: 'checkout-session', id: sessionId }, rail, outcome);
   }
 

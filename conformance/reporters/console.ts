@@ -4,6 +4,7 @@
  * line, every error, and the verdict. Colour only on a TTY and without NO_COLOR
  * (picocolors decides).
  */
+import { explainClauses } from '../clauses.ts';
 import pc from 'picocolors';
 import type { Capability } from '../adapter.ts';
 import { failsRun, type Report, type Result } from '../outcome.ts';
@@ -75,7 +76,8 @@ export class ConsoleReporter {
         const gate = failsRun(r.level, report.strictAssumptions)
           ? ''
           : pc.yellow(` [${r.level}: does not fail the run]`);
-        this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}\n  rule: ${r.rule}\n  ${r.reason}\n`);
+        const clauses = explainClauses(r.clauses).map((line) => `\n  ${pc.dim(line)}`);
+        this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}${clauses.join('')}\n  ${r.reason}\n`);
         if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl)}\n`);
       }
     }
@@ -92,5 +94,7 @@ export class ConsoleReporter {
       `\n${colour(pc.bold(verdict.text))}\n${countsOf(report)} in ${(report.durationMs / 1000).toFixed(1)} s\n`,
     );
     for (const file of files) this.out.write(`report: ${file}\n`);
+    const { must } = report.coverage;
+    this.out.write(`${must.judged} of ${must.total} must checks judged\n`);
   }
 }

@@ -5,6 +5,7 @@
  * it. Every check and section has an anchor; a filter shows one status or what matches a
  * text. No external resource of any kind; every value is escaped.
  */
+import { clause, wordsOf } from '../clauses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../outcome.ts';
@@ -69,7 +70,7 @@ function row(r: Result, strict: boolean): string {
     ? `<details><summary>evidence</summary><div>request</div><pre>${htmlEscape(r.evidence.request)}</pre><div>response</div><pre>${htmlEscape(r.evidence.response)}</pre>${r.evidence.curl ? `<div>reproduce</div><pre>${htmlEscape(r.evidence.curl)}</pre>` : ''}</details>`
     : '';
   const requires = r.requires.length > 0 ? `<div class="meta">requires ${htmlEscape(r.requires.join(', '))}</div>` : '';
-  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${htmlEscape(r.rule)}</div>${requires}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}</td></tr>`;
+  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${r.clauses.map((id) => `<abbr class="clause" title="${htmlEscape(wordsOf(clause(id)))}">${htmlEscape(id)}</abbr>`).join(', ')}</div>${requires}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}</td></tr>`;
 }
 
 function counts(results: Result[]): string {

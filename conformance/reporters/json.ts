@@ -4,6 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
 import type { Report } from '../outcome.ts';
 
 export function jsonReport(report: Report): string {
@@ -12,11 +13,13 @@ export function jsonReport(report: Report): string {
       target: report.target,
       startedAt: report.startedAt,
       durationMs: report.durationMs,
+      clauseRegisterVersion: CLAUSE_REGISTER_VERSION,
       adapter: report.adapter,
       summary: report.summary,
       coverage: report.coverage,
       results: report.results.map((r) => ({
         id: r.id,
+        clauses: r.clauses,
         rule: r.rule,
         level: r.level,
         title: r.title,

@@ -7,6 +7,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
 import { failsRun, type Report, type Result } from '../outcome.ts';
 import { coverageText, skipGroups } from './summary.ts';
 
@@ -26,8 +27,9 @@ export function xmlEscape(text: string): string {
 }
 
 function testcase(r: Result, strict: boolean): string {
-  const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">`;
-  if (r.status === 'passed') return `${head}</testcase>`;
+  // The clauses ride as a testcase property (read by Jenkins, GitLab and most JUnit readers).
+  const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">\n      <properties><property name="clauses" value="${xmlEscape(r.clauses.join(','))}"/></properties>`;
+  if (r.status === 'passed') return `${head}\n    </testcase>`;
   if (r.status === 'skipped') return `${head}\n      <skipped message="${xmlEscape(r.reason)}"/>\n    </testcase>`;
   if (r.status === 'error')
     return `${head}\n      <error message="${xmlEscape(r.reason)}" type="AdapterError">${xmlEscape(r.reason)}</error>\n    </testcase>`;
@@ -48,9 +50,12 @@ function coverageSuite(report: Report): string {
   const { coverage } = report;
   const properties = [
     ['adapter', report.adapter.name],
+    ['clause-register.version', CLAUSE_REGISTER_VERSION],
     ['adapter.capabilities', report.adapter.capabilities.join(',')],
     ['coverage.judged', String(coverage.judged)],
     ['coverage.total', String(coverage.total)],
+    ['coverage.must.judged', String(coverage.must.judged)],
+    ['coverage.must.total', String(coverage.must.total)],
     ...skipGroups(coverage).map((g) => [`coverage.skipped.${g.what.replace(/ /g, '-')}`, String(g.count)]),
   ];
   const lines = properties.map(

@@ -191,6 +191,7 @@ describe.concurrent('legal variants pass', () => {
       name: 'https only',
       api: strict,
       only: 'HOOK-001,HOOK-006,HOOK-007,HOOK-010,HOOK-021,HOOK-022,HOOK-023,VAL-031,LIFE-001',
+      args: ['--reporter', 'console,json'],
     });
     expect(run.code, explain(run)).toBe(0);
     expect(run.report!.summary.failed, explain(run)).toBe(0);
@@ -199,6 +200,20 @@ describe.concurrent('legal variants pass', () => {
       expect(run.result(id).reason).toMatch(/--receiver-public-url https:\/\//);
     }
     for (const id of ['VAL-031', 'LIFE-001']) expect(run.result(id).status, explain(run)).toBe('passed');
+    // Every run ends saying how many must checks were judged; asking for all makes the gap a setup error.
+    expect(run.stdout.trim().split('\n').at(-1)).toMatch(/^2 of 9 must checks judged$/);
+    const all = await runVariant(t.url, {
+      name: 'https only, all required',
+      api: strict,
+      only: 'HOOK-001,HOOK-006,LIFE-001',
+      args: ['--require-capabilities', 'all'],
+    });
+    expect(all.code, explain(all)).toBe(2);
+    for (const id of ['HOOK-001', 'HOOK-006']) {
+      expect(all.result(id).status, explain(all)).toBe('error');
+      expect(all.result(id).reason).toMatch(/^--require-capabilities all: not judged: the target refused/);
+    }
+    expect(all.result('LIFE-001').status, explain(all)).toBe('passed');
   }, 120_000);
 
   it('POST /api/transaction answering another shape (not shown by the document): the legacy checks are skipped, not failed', async () => {

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
 import { editJson, type Mutation } from '../support/mutating-proxy.ts';
-import type { Check } from '../../conformance/check.ts';
+import type { Check, RegisteredCheck } from '../../conformance/check.ts';
 import type { CheckContext } from '../../conformance/context/check.ts';
 import { RunContext } from '../../conformance/context/run.ts';
 import { curlOf, evidenceOf } from '../../conformance/http.ts';
@@ -62,14 +62,30 @@ describe('the whole suite against the reference server', () => {
   it('reports every listed check once, in the JSON format of the design', () => {
     const report = full.report!;
     expect(Object.keys(report).sort()).toEqual(
-      ['adapter', 'coverage', 'durationMs', 'results', 'startedAt', 'summary', 'target'].sort(),
+      [
+        'adapter',
+        'clauseRegisterVersion',
+        'coverage',
+        'durationMs',
+        'results',
+        'startedAt',
+        'summary',
+        'target',
+      ].sort(),
     );
     expect(report.adapter).toEqual({
       name: 'sandbox',
       capabilities: expect.arrayContaining(['attempt', 'advanceClock']),
     });
     expect(report.summary).toEqual({ passed: listed.length, failed: 0, skipped: 0, error: 0 });
-    expect(report.coverage).toEqual({ judged: listed.length, total: listed.length, skippedFor: {}, skippedOther: 0 });
+    const must = listed.filter((c) => c.level === 'must').length;
+    expect(report.coverage).toEqual({
+      judged: listed.length,
+      total: listed.length,
+      skippedFor: {},
+      skippedOther: 0,
+      must: { judged: must, total: must },
+    });
     expect(report.target).toBe(t.url);
     expect(Number.isNaN(Date.parse(report.startedAt))).toBe(false);
     expect(report.results.map((r) => r.id)).toEqual(listed.map((c) => c.id));
@@ -78,7 +94,8 @@ describe('the whole suite against the reference server', () => {
         Object.keys(r)
           .filter((k) => k !== 'evidence')
           .sort(),
-      ).toEqual(['id', 'level', 'reason', 'requires', 'rule', 'status', 'title']);
+      ).toEqual(['clauses', 'id', 'level', 'reason', 'requires', 'rule', 'status', 'title']);
+      expect(r.clauses.length, r.id).toBeGreaterThan(0);
       expect(['must', 'should', 'assumption']).toContain(r.level);
     }
   });
@@ -132,8 +149,7 @@ describe('payment-conformance list', () => {
 describe('the registry', () => {
   const check = (id: string): Check => ({
     id,
-    level: 'must',
-    rule: 'Limits',
+    clauses: ['limit.total'],
     section: 'Limits',
     title: `check ${id}`,
     run: async () => undefined,
@@ -597,11 +613,13 @@ describe('a check that runs out of time', () => {
         profiles: [{ clientId: 'c', clientSecret: 's_unit' }],
         receiver: new CaptureReceiver(),
         settleMs: 100,
+        settleTimeoutMs: 1000,
       });
-      const check = (id: string, body: (ctx: CheckContext) => Promise<void>): Check => ({
+      const check = (id: string, body: (ctx: CheckContext) => Promise<void>): RegisteredCheck => ({
         id,
+        clauses: ['limit.total'],
         level: 'must',
-        rule: 'Limits',
+        rule: 'limit.total (Limits)',
         section: 'Limits',
         title: `times out ${id}`,
         run: body,

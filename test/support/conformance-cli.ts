@@ -10,6 +10,7 @@ import { repoRoot } from './description.ts';
 
 export interface ReportResult {
   id: string;
+  clauses: string[];
   rule: string;
   level: 'must' | 'should' | 'assumption';
   title: string;
@@ -25,7 +26,13 @@ export interface JsonReport {
   durationMs: number;
   adapter: { name: string; capabilities: string[] };
   summary: { passed: number; failed: number; skipped: number; error: number };
-  coverage: { judged: number; total: number; skippedFor: Record<string, number>; skippedOther: number };
+  coverage: {
+    judged: number;
+    total: number;
+    skippedFor: Record<string, number>;
+    skippedOther: number;
+    must: { judged: number; total: number };
+  };
   results: ReportResult[];
 }
 
@@ -44,6 +51,8 @@ export interface CliOptions {
   nodeArgs?: string[];
   /** Lines of standard output, as they come. */
   onLine?(line: string): void;
+  /** The report directory (default: a fresh temporary one). */
+  out?: string;
 }
 
 export function cli(
@@ -78,7 +87,7 @@ export async function runSuite(
   env: Record<string, string> = {},
   options: CliOptions = {},
 ): Promise<CliRun> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'conformance-'));
+  const dir = options.out ?? mkdtempSync(path.join(tmpdir(), 'conformance-'));
   const reporters = args.includes('--reporter') ? [] : ['--reporter', 'json'];
   const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, '--out', dir], env, options);
   const file = path.join(dir, 'conformance.json');

@@ -1,0 +1,258 @@
+/**
+ * What the lifecycle, webhook and retry checks share: payments made through the adapter,
+ * deliveries awaited at the suite's own receiver and verified independently of the target
+ * (the client's verifyWebhook with the organisation's secret), and the clock moved to
+ * bring on retries.
+ *
+ * Time moves through the adapter's clock: after each failed attempt the clock is advanced
+ * step by step until the next attempt arrives or every step has passed. Repeated
+ * deliveries of a delivered event are allowed (Duplicates); after a failed or final
+ * attempt, every further delivery counts as an attempt.
+ */
+import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
+import type { Rail } from '../adapter.ts';
+import { fail } from '../assert.ts';
+import type { CheckContext } from '../context/check.ts';
+import type { Hook } from '../context/hooks.ts';
+import type { Org } from '../context/organisations.ts';
+import { text } from '../json.ts';
+import { CheckFailure, CheckSkipped } from '../outcome.ts';
+import type { Behaviour, Received } from '../receiver.ts';
+
+export const section = 'Events';
+export const lifecycleSection = 'States and transitions';
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Clock steps tried, in turn, to bring on the next attempt (1 min, 5 min, 1 h, 1 day in total). */
+export const CLOCK_STEPS = [60, 240, 3300, 82800];
+/** Longer than the five seconds the service waits for an answer (Response and retry behaviour: Wait time). */
+export const HOLD_MS = 7000;
+/** Well inside the five seconds: an answer this slow is still an answer in time. */
+export const SLOW_ANSWER_MS = 3500;
+/** Receivers reject a signature whose t is older than five minutes (Receiver verification step 4). */
+export const TOLERANCE_S = 300;
+/** How far t may be from the time of arrival before the sender's clock or queue is suspect (should). */
+export const FRESH_ALLOWANCE_S = 30;
+/** Further than this from the time of arrival, t cannot be unix seconds (a day either way). */
+const PLAUSIBLE_T_S = 86_400;
+
+/** Answers the n-th delivery with the n-th status (the last one from then on). */
+export const answer =
+  (...statuses: number[]): Behaviour =>
+  (n) => ({ status: statuses[Math.min(n, statuses.length) - 1]! });
+
+/** The organisation's signing secret, which the webhook checks verify with. */
+export function secretOf(org: Org): string {
+  if (!org.webhookSigningSecret) {
+    throw new CheckSkipped(
+      "needs the organisation's webhook signing secret: createOrganisation, or webhookSigningSecret in the --config profile",
+      ['createOrganisation'],
+    );
+  }
+  return org.webhookSigningSecret;
+}
+
+export async function paidSession(
+  ctx: CheckContext,
+  org: Org,
+  options: { rail?: Rail; hook?: Hook; patch?: Record<string, unknown> } = {},
+) {
+  const rail = options.rail ?? 'card';
+  const session = await ctx.api.session(org, {
+    checkoutMethod: rail,
+    ...(options.hook ? { webhookUrl: options.hook.url } : {}),
+    ...(options.patch ?? {}),
+  });
+  const paid = await ctx.target.pay(org, session.id, rail, 'succeeded');
+  return { session, paid };
+}
+
+/** Whether the target's own records say the last attempt was final; false when the adapter keeps no records. */
+async function lastRecordFinal(ctx: CheckContext, sessionId: string, attempts: number): Promise<boolean> {
+  if (!ctx.target.has('webhookDeliveries')) return false;
+  const deadline = Date.now() + HOLD_MS;
+  for (;;) {
+    const deliveries = await ctx.target.deliveries({ checkoutSessionId: sessionId });
+    if (deliveries.length >= attempts) return Boolean(deliveries.at(-1)?.final);
+    if (Date.now() > deadline) return false;
+    await ctx.hooks.settle(100);
+  }
+}
+
+/**
+ * Every attempt the target makes for one payment: waits for the first, then moves the
+ * organisation's clock until no further attempt comes (or more than `cap` came).
+ */
+export async function allAttempts(
+  ctx: CheckContext,
+  org: Org,
+  hook: Hook,
+  sessionId: string,
+  cap = 5,
+): Promise<Received[]> {
+  let got = await ctx.hooks.waitFor(hook, 1);
+  if (got.length === 0) return got;
+  for (;;) {
+    if (got.length >= cap) return got;
+    const final = await lastRecordFinal(ctx, sessionId, got.length);
+    let progressed = false;
+    for (const step of final ? [86400] : CLOCK_STEPS) {
+      await ctx.target.advanceClock(org, step);
+      const next = await ctx.hooks.waitFor(hook, got.length + 1, ctx.run.settings.settleMs);
+      if (next.length > got.length) {
+        got = next;
+        progressed = true;
+        break;
+      }
+    }
+    if (!progressed) return got;
+  }
+}
+
+/** Brings on attempt number `count` by moving the clock (for checks that need a retry to compare). */
+export async function untilAttempt(ctx: CheckContext, org: Org, hook: Hook, count: number): Promise<Received[]> {
+  let got = await ctx.hooks.waitFor(hook, 1);
+  for (const step of [...CLOCK_STEPS, ...CLOCK_STEPS]) {
+    if (got.length >= count) return got;
+    await ctx.target.advanceClock(org, step);
+    got = await ctx.hooks.waitFor(hook, count, ctx.run.settings.settleMs);
+  }
+  return got;
+}
+
+/**
+ * That nothing was delivered for a session: nothing at the suite's receiver after the
+ * delivery wait, and nothing in the target's own delivery records.
+ */
+export async function expectNothingDelivered(
+  ctx: CheckContext,
+  hook: Hook | undefined,
+  sessionId: string,
+  what: string,
+) {
+  await ctx.hooks.settle();
+  const got = hook ? ctx.hooks.received(hook) : [];
+  if (got.length > 0) failWith(`${what}: a webhook arrived at the receiver.`, got[0]);
+  const records = await ctx.target.deliveries({ checkoutSessionId: sessionId });
+  if (records.length > 0) {
+    const to = [...new Set(records.map((r) => String(r?.url)))].join(', ');
+    fail(
+      `${what}: the target's delivery records list ${records.length} attempt${records.length === 1 ? '' : 's'} (to ${to}).`,
+    );
+  }
+}
+
+/**
+ * A legacy transaction paid, and its delivery. The request and response shapes of POST
+ * /api/transaction are our modelling (the document does not show them): when the target
+ * does not accept the modelled request or answers without a UUID transactionId, the
+ * legacy path cannot be reached and the check is skipped.
+ */
+export async function legacyDelivery(
+  ctx: CheckContext,
+  label: string,
+): Promise<{ d: Received; transactionId: string }> {
+  const org = await ctx.target.organisation();
+  const hook = ctx.hooks.hook(label);
+  const created = await ctx.api.send('POST', '/api/transaction', {
+    token: await ctx.api.token(org),
+    json: {
+      amount: { total: 42 },
+      creditorReference: { reference: 'LEGACY-1' },
+      redirectUrl: 'https://shop.example.com/paid',
+      checkoutMethod: 'card',
+      webhookUrl: hook.url,
+      foreignTransactionId: 'legacy-1',
+    },
+  });
+  ctx.hooks.skipWhenRefused(created, hook.url);
+  const transactionId = text(created.json, 'transactionId');
+  if (created.status !== 200 || transactionId === undefined || !UUID.test(transactionId)) {
+    throw new CheckSkipped(
+      `POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached`,
+    );
+  }
+  ctx.api.remember(org, created, 'transactionId');
+  await ctx.target.attempt(org, { kind: 'transaction', id: transactionId }, 'card', 'succeeded');
+  const [d] = await ctx.hooks.waitFor(hook, 1);
+  if (!d)
+    fail(`No legacy webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing.`);
+  return { d, transactionId };
+}
+
+function describeDelivery(d: Received): string {
+  const headers = Object.entries(d.headers)
+    .map(([k, v]) => `${k}: ${String(v)}`)
+    .join('\n');
+  return `${d.method} ${d.path} (attempt ${d.attempt} at the receiver)\n${headers}\n\n${d.raw.toString('utf8')}`;
+}
+
+/** Fails the check with the delivery as its evidence. */
+export function failWith(message: string, d?: Received): never {
+  throw new CheckFailure(
+    message,
+    d ? { evidence: { request: describeDelivery(d), response: '(the suite’s receiver)', curl: '' } } : undefined,
+  );
+}
+
+/** The first delivery to the hook, which must come within --settle-timeout of the payment completing. */
+export async function firstDelivery(ctx: CheckContext, hook: Hook): Promise<Received> {
+  const [d] = await ctx.hooks.waitFor(hook, 1);
+  if (!d) fail(`No webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing.`);
+  return d;
+}
+
+export function verifies(d: Received, secret: string): boolean {
+  try {
+    verifyWebhook(d.raw, String(d.headers['service-signature']), secret, { toleranceSeconds: 600 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `t=<unix_seconds>` (Signature header: Format): at arrival, t must read as unix seconds
+ * on the real clock or on the organisation's moved one. A t more than a day from both
+ * (milliseconds, a wrong epoch) is not unix seconds, whatever receivers' tolerance is.
+ */
+export function expectUnixSeconds(d: Received, org: Org): void {
+  const t = signatureT(d);
+  if (t === undefined) failWith('The Service-Signature header has no t=<unix_seconds> part.', d);
+  const arrival = d.receivedAt / 1000;
+  const off = Math.min(Math.abs(arrival - t), Math.abs(arrival + org.clockMovedS - t));
+  if (off > PLAUSIBLE_T_S)
+    failWith(
+      `t=${t} cannot be unix seconds when the delivery arrived (${Math.round(arrival)}): it is ${Math.round(off / 3600)} hours away${t > 1e11 ? ' (milliseconds?)' : ''}.`,
+      d,
+    );
+}
+
+export function expectSigned(d: Received, secret: string, what: string, org: Org) {
+  const header = d.headers['service-signature'];
+  if (typeof header !== 'string') failWith(`${what}: the delivery has no Service-Signature header.`, d);
+  expectUnixSeconds(d, org);
+  try {
+    verifyWebhook(d.raw, header, secret, { toleranceSeconds: 600 });
+  } catch (error) {
+    const reason = error instanceof WebhookVerificationError ? `${error.name}: ${error.message}` : String(error);
+    failWith(`${what}: the signature does not verify with the organisation's secret over the raw body (${reason}).`, d);
+  }
+}
+
+/** How old the delivery's signature timestamp was when it arrived, in seconds (undefined without a t). */
+export function signatureAge(d: Received): number | undefined {
+  const t = signatureT(d);
+  return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
+}
+
+/** The header's t, read by name (parts split on commas, each on its first `=`). */
+function signatureT(d: Received): number | undefined {
+  for (const part of String(d.headers['service-signature'] ?? '').split(',')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at).trim() === 't') {
+      const value = part.slice(at + 1).trim();
+      return /^\d+$/.test(value) ? Number(value) : undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,96 @@
+/**
+ * The payment lifecycle as reads show it (service document: States and transitions;
+ * Redirect rule): completion, a declined attempt that is not final, the redirect.
+ */
+import { expect, expectStatus, fail } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { at, show } from '../json.ts';
+import { CheckSkipped } from '../outcome.ts';
+import { lifecycleSection, UUID } from './deliveries.ts';
+
+export const lifecycleChecks: Check[] = [
+  {
+    id: 'LIFE-001',
+    clauses: ['state.completed', 'res.read.transaction-type', 'read.confirm', 'svc.read', 'res.read.status'],
+    section: lifecycleSection,
+    title: 'a succeeded attempt completes the session; transactionType tells the rail of a both session',
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      for (const rail of ['card', 'open_banking'] as const) {
+        const session = await ctx.api.session(org, { checkoutMethod: 'both' });
+        await ctx.target.pay(org, session.id, rail);
+        const read = await ctx.api.readSession(org, session.id);
+        expectStatus(read, 200, 'reading a paid session');
+        const status = at(read.json, 'status');
+        expect(
+          status === 'completed',
+          `A session paid by ${rail} must read completed; received ${show(status)}.`,
+          read,
+        );
+        const type = at(read.json, 'transactionType');
+        expect(
+          type === rail,
+          `transactionType must be ${rail} for a both session paid by ${rail}; received ${show(type)}.`,
+          read,
+        );
+      }
+    },
+  },
+  {
+    id: 'LIFE-002',
+    clauses: ['state.declined', 'state.failed'],
+    section: lifecycleSection,
+    title: 'a declined attempt is not final: status failed, and the payer can still pay',
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const session = await ctx.api.session(org, { checkoutMethod: 'card' });
+      await ctx.target.pay(org, session.id, 'card', 'declined');
+      const failed = await ctx.api.readSession(org, session.id);
+      const status = at(failed.json, 'status');
+      expect(status === 'failed', `After a declined attempt status must be failed; received ${show(status)}.`, failed);
+      await ctx.target.pay(org, session.id, 'card', 'succeeded');
+      const done = await ctx.api.readSession(org, session.id);
+      const after = at(done.json, 'status');
+      expect(after === 'completed', `A retry after a decline must be able to complete; received ${show(after)}.`, done);
+    },
+  },
+  {
+    id: 'LIFE-003',
+    clauses: ['redirect.params', 'create.redirect-url', 'res.transaction'],
+    section: lifecycleSection,
+    title:
+      "on success the redirect carries transactionId and checkoutSessionId and keeps the merchant's own query parameters",
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const redirectUrl = 'https://shop.example.com/checkout/done?order=1001&lang=en';
+      const session = await ctx.api.session(org, { checkoutMethod: 'card', redirectUrl });
+      const { redirectTo } = await ctx.target.pay(org, session.id, 'card');
+      if (redirectTo === null) {
+        throw new CheckSkipped(
+          'the adapter does not say where the payer was sent on success (attempt gave redirectTo null)',
+        );
+      }
+      if (!URL.canParse(redirectTo)) {
+        fail(`The payer must be sent to redirectUrl on success; the adapter gave redirectTo ${show(redirectTo)}.`);
+      }
+      const to = new URL(redirectTo);
+      const q = to.searchParams;
+      expect(
+        `${to.origin}${to.pathname}` === 'https://shop.example.com/checkout/done',
+        `The redirect goes to ${to.origin}${to.pathname}, not to redirectUrl.`,
+      );
+      expect(
+        q.get('order') === '1001' && q.get('lang') === 'en',
+        `The merchant's own query parameters (order=1001, lang=en) must be kept: ${redirectTo}`,
+      );
+      expect(
+        q.get('checkoutSessionId') === session.id,
+        `checkoutSessionId=${session.id} must be appended: ${redirectTo}`,
+      );
+      expect(UUID.test(q.get('transactionId') ?? ''), `transactionId=<uuid> must be appended: ${redirectTo}`);
+    },
+  },
+];

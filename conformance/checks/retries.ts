@@ -1,0 +1,207 @@
+/**
+ * How the target answers a receiver's answer (service document: Events, Response and
+ * retry behaviour): the card rail retries a failed delivery up to three attempts in total,
+ * 408 and 429 are not final, other 4xx are; the open banking rail makes one attempt; any
+ * 2xx within the five seconds the service waits is a success.
+ */
+import type { Capability, Rail } from '../adapter.ts';
+import { fail } from '../assert.ts';
+import type { Check } from '../check.ts';
+import { show } from '../json.ts';
+import { attemptsOf, type Behaviour } from '../receiver.ts';
+import {
+  allAttempts,
+  answer,
+  failWith,
+  firstDelivery,
+  HOLD_MS,
+  paidSession,
+  SLOW_ANSWER_MS,
+  section,
+} from './deliveries.ts';
+
+interface AttemptsCheck {
+  id: string;
+  rail: Rail;
+  title: string;
+  clauses: readonly string[];
+  /** How the receiver answers each attempt. */
+  behaviour: Behaviour;
+  /** What is wrong with this many attempts, or undefined. */
+  judge: (attempts: number) => string | undefined;
+  slow?: boolean;
+}
+
+/** The attempts the target makes for one payment, its receiver answering as told. */
+function attemptsCheck(c: AttemptsCheck): Check {
+  return {
+    id: c.id,
+    clauses: c.clauses,
+    section,
+    title: c.title,
+    requires: ['createOrganisation', 'attempt', 'advanceClock'],
+    uses: ['webhookDeliveries'],
+    ...(c.slow ? { slow: true } : {}),
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      const hook = ctx.hooks.hook(c.rail, c.behaviour);
+      const { session } = await paidSession(ctx, org, { rail: c.rail, hook });
+      const got = attemptsOf(await allAttempts(ctx, org, hook, session.id));
+      const problem = c.judge(got.length);
+      if (problem) failWith(`${problem} (received ${got.length} attempt${got.length === 1 ? '' : 's'}).`, got.at(-1));
+    },
+  };
+}
+
+/**
+ * The receiver answers 200 after SLOW_ANSWER_MS, inside the five seconds the service waits:
+ * a success. The target's own record of the attempt must say so; a sender that gave up
+ * sooner records a failure (and retries a card delivery, or loses an open-banking one).
+ * Only the record tells a retry from an allowed duplicate, so the check needs it.
+ */
+function slowAnswerCheck(id: string, rail: Rail): Check {
+  const railName = rail === 'card' ? 'card rail' : 'open banking rail';
+  return {
+    id,
+    clauses: [
+      'retry.wait',
+      'retry.success',
+      rail === 'card' ? 'retry.card' : 'retry.open-banking',
+      'limit.webhook-wait',
+    ],
+    section,
+    title: `${railName}, receiver answers 2xx after ${SLOW_ANSWER_MS / 1000} s (inside the 5 s wait): the attempt is recorded as delivered`,
+    requires: PAYS_AND_RECORDS,
+    slow: true,
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      const hook = ctx.hooks.hook(`slow-${rail}`, () => ({ holdMs: SLOW_ANSWER_MS }));
+      const { session } = await paidSession(ctx, org, { rail, hook });
+      const d = await firstDelivery(ctx, hook);
+      // The answer goes out SLOW_ANSWER_MS after arrival; the record is read once it has.
+      await ctx.hooks.settle(Math.max(0, d.receivedAt + SLOW_ANSWER_MS + 1000 - Date.now()));
+      const records = await ctx.target.deliveries({ checkoutSessionId: session.id });
+      const record = records.find((r) => r.url === hook.url && r.attempt === 1) ?? records[0];
+      if (!record) fail('The target delivered, but its delivery records list no attempt.');
+      const status = record.responseStatus;
+      if (typeof status !== 'number' || status < 200 || status > 299) {
+        const lost =
+          rail === 'card' ? 'it will be retried as if it had failed' : 'the one attempt is counted as failed';
+        failWith(
+          `The receiver answered 200 after ${SLOW_ANSWER_MS / 1000} s, within the five seconds the service waits, yet the target recorded ${status === null ? `no answer (${show(record.error)})` : `status ${status}`}: ${lost}.`,
+          d,
+        );
+      }
+    },
+  };
+}
+
+const retried = (n: number) =>
+  n < 2
+    ? 'A card delivery that failed this way must be retried'
+    : n > 3
+      ? 'The card rail makes up to three attempts in total'
+      : undefined;
+const once = (what: string) => (n: number) => (n === 1 ? undefined : `${what}: exactly one attempt`);
+const oneOpenBankingAttempt = once('The open banking rail makes one attempt');
+
+/** Capabilities of a check that pays and reads the target's delivery records. */
+const PAYS_AND_RECORDS: Capability[] = ['attempt', 'webhookDeliveries'];
+
+const checks: Check[] = [
+  attemptsCheck({
+    id: 'HOOK-010',
+    rail: 'card',
+    title: 'card rail, receiver answers 500: retried, at most three attempts in total',
+    clauses: ['retry.card', 'retry.failure', 'limit.card-attempts'],
+    behaviour: answer(500),
+    judge: retried,
+  }),
+  attemptsCheck({
+    id: 'HOOK-011',
+    rail: 'card',
+    title: 'card rail, receiver answers 408: retried (not final), at most three attempts',
+    clauses: ['retry.final', 'retry.card'],
+    behaviour: answer(408),
+    judge: retried,
+  }),
+  attemptsCheck({
+    id: 'HOOK-012',
+    rail: 'card',
+    title: 'card rail, receiver answers 429: retried (not final), at most three attempts',
+    clauses: ['retry.final', 'retry.card'],
+    behaviour: answer(429),
+    judge: retried,
+  }),
+  attemptsCheck({
+    id: 'HOOK-013',
+    rail: 'card',
+    title: 'card rail, receiver answers 400: final, no retry',
+    clauses: ['retry.final'],
+    behaviour: answer(400),
+    judge: once('A 4xx other than 408 or 429 is final'),
+  }),
+  attemptsCheck({
+    id: 'HOOK-014',
+    rail: 'card',
+    title: 'card rail, receiver holds its answer past 5 s: a failed delivery, retried',
+    clauses: ['retry.wait', 'retry.failure', 'retry.card', 'limit.webhook-wait'],
+    behaviour: (n) => (n === 1 ? { holdMs: HOLD_MS } : { status: 200 }),
+    judge: retried,
+    slow: true,
+  }),
+  attemptsCheck({
+    id: 'HOOK-015',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver answers 500: one attempt, no retry',
+    clauses: ['retry.open-banking', 'limit.open-banking-attempts'],
+    behaviour: answer(500),
+    judge: oneOpenBankingAttempt,
+  }),
+  attemptsCheck({
+    id: 'HOOK-016',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver holds its answer past 5 s: one attempt, no retry',
+    clauses: ['retry.open-banking', 'retry.wait'],
+    behaviour: () => ({ holdMs: HOLD_MS }),
+    judge: oneOpenBankingAttempt,
+    slow: true,
+  }),
+  attemptsCheck({
+    id: 'HOOK-017',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver answers 429: one attempt, no retry',
+    clauses: ['retry.open-banking'],
+    behaviour: answer(429),
+    judge: oneOpenBankingAttempt,
+  }),
+  attemptsCheck({
+    id: 'HOOK-018',
+    rail: 'card',
+    title: 'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails',
+    clauses: ['retry.success', 'retry.card'],
+    behaviour: answer(500, 200),
+    judge: (n) => (n < 2 ? 'A card delivery that failed with 500 must be retried' : undefined),
+  }),
+  attemptsCheck({
+    id: 'HOOK-019',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver answers 408: one attempt, no retry',
+    clauses: ['retry.open-banking'],
+    behaviour: answer(408),
+    judge: oneOpenBankingAttempt,
+  }),
+  attemptsCheck({
+    id: 'HOOK-026',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver answers 400: one attempt, no retry',
+    clauses: ['retry.open-banking'],
+    behaviour: answer(400),
+    judge: oneOpenBankingAttempt,
+  }),
+  slowAnswerCheck('HOOK-028', 'card'),
+  slowAnswerCheck('HOOK-029', 'open_banking'),
+];
+
+/** Each judges the attempts that reach the suite's receiver. */
+export const retryChecks: Check[] = checks.map((c) => ({ ...c, webhooks: true }));

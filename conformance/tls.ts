@@ -1,0 +1,68 @@
+/**
+ * The certificate the suite's receiver serves with `--receiver-tls`: a server certificate
+ * made at start for the receiver's host, signed by the suite's own CA. The CA lives in the
+ * report directory (`receiver-ca.pem`, its key `receiver-ca-key.pem` readable by the owner
+ * only) and is reused while it has a week left, so a target's test deployment can be set
+ * to trust that one file once (Node: NODE_EXTRA_CA_CERTS=<dir>/receiver-ca.pem).
+ */
+import { X509Certificate } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { isIP } from 'node:net';
+import path from 'node:path';
+import { generate } from 'selfsigned';
+
+export interface ReceiverTls {
+  /** The file of the CA certificate the target must trust. */
+  caFile: string;
+  cert: string;
+  key: string;
+}
+
+const DAY_MS = 24 * 3600 * 1000;
+const common = { keyType: 'ec' as const, algorithm: 'sha256' };
+
+async function loadOrMakeCa(dir: string): Promise<{ cert: string; key: string; file: string }> {
+  const file = path.join(dir, 'receiver-ca.pem');
+  const keyFile = path.join(dir, 'receiver-ca-key.pem');
+  if (existsSync(file) && existsSync(keyFile)) {
+    const cert = readFileSync(file, 'utf8');
+    if (Date.parse(new X509Certificate(cert).validTo) > Date.now() + 7 * DAY_MS)
+      return { cert, key: readFileSync(keyFile, 'utf8'), file };
+  }
+  const made = await generate([{ name: 'commonName', value: 'payment-conformance receiver CA' }], {
+    ...common,
+    notBeforeDate: new Date(Date.now() - 60_000),
+    notAfterDate: new Date(Date.now() + 90 * DAY_MS),
+    extensions: [
+      { name: 'basicConstraints', cA: true, critical: true },
+      { name: 'keyUsage', keyCertSign: true, cRLSign: true, digitalSignature: true, critical: true },
+    ],
+  });
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(keyFile, made.private, { mode: 0o600 });
+  writeFileSync(file, made.cert);
+  return { cert: made.cert, key: made.private, file };
+}
+
+export async function receiverTls(dir: string, hosts: readonly string[]): Promise<ReceiverTls> {
+  const ca = await loadOrMakeCa(dir);
+  const names = [...new Set(['localhost', '127.0.0.1', '::1', ...hosts.filter(Boolean)])];
+  const server = await generate([{ name: 'commonName', value: names[0]! }], {
+    ...common,
+    notBeforeDate: new Date(Date.now() - 60_000),
+    notAfterDate: new Date(Date.now() + DAY_MS),
+    ca: { key: ca.key, cert: ca.cert },
+    extensions: [
+      { name: 'basicConstraints', cA: false },
+      { name: 'keyUsage', digitalSignature: true, keyEncipherment: true },
+      { name: 'extKeyUsage', serverAuth: true },
+      {
+        name: 'subjectAltName',
+        altNames: names.map((name) =>
+          isIP(name) ? { type: 7 as const, ip: name } : { type: 2 as const, value: name },
+        ),
+      },
+    ],
+  });
+  return { caFile: ca.file, cert: server.cert, key: server.private };
+}

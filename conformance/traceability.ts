@@ -1,0 +1,33 @@
+/**
+ * Which checks judge each clause of the register: the `run` checks (the registry) and the
+ * `receiver` checks. A clause judged by none must say why it cannot be judged from
+ * outside; `gaps` lists those that do neither, and the test suite holds it empty.
+ */
+import { createRegistry } from './checks/index.ts';
+import { CLAUSES } from './clauses.ts';
+import { receiverChecks } from './receiver-check.ts';
+
+export interface Traceability {
+  judgedBy: Map<string, string[]>;
+  checkable: number;
+  notCheckable: number;
+  /** Clauses with neither a check nor a reason. */
+  gaps: string[];
+}
+
+export function traceability(): Traceability {
+  const judgedBy = new Map<string, string[]>();
+  const cite = (id: string, clauses: readonly string[]) => {
+    for (const c of clauses) judgedBy.set(c, [...(judgedBy.get(c) ?? []), id]);
+  };
+  for (const check of createRegistry().all()) cite(check.id, check.clauses);
+  const receiver = receiverChecks({ url: 'https://receiver.invalid/', secret: 'whsec_register', legacy: undefined });
+  for (const check of receiver) cite(check.id, check.clauses);
+  const notCheckable = CLAUSES.filter((c) => c.notCheckable).length;
+  return {
+    judgedBy,
+    checkable: CLAUSES.filter((c) => judgedBy.has(c.id)).length,
+    notCheckable,
+    gaps: CLAUSES.filter((c) => !c.notCheckable && !judgedBy.has(c.id)).map((c) => c.id),
+  };
+}
