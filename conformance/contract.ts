@@ -63,11 +63,15 @@ function assumedAlong(schema: unknown, segments: string[], depth = 0): boolean {
   const node = resolve(schema);
   if (!isObject(node) || depth > 40) return false;
   if (node['x-assumption'] === true) return true;
-  for (const key of ['allOf', 'anyOf', 'oneOf'] as const) {
+  const along = (key: 'allOf' | 'anyOf' | 'oneOf') => {
     const members = node[key];
-    if (Array.isArray(members) && members.some((member) => assumedAlong(member, segments, depth + 1))) return true;
-  }
+    return Array.isArray(members) && members.some((member) => assumedAlong(member, segments, depth + 1));
+  };
+  if (along('allOf')) return true;
+  // At the value itself, one modelled alternative (a code of ours beside the document's)
+  // does not make the whole value ours: a missing or wrong value stays the document's.
   if (segments.length === 0) return false;
+  if (along('anyOf') || along('oneOf')) return true;
   const [head, ...rest] = segments as [string, ...string[]];
   const next =
     at(node, 'properties', head) ??

@@ -504,7 +504,16 @@ export interface components {
         Description: string;
         /**
          * CheckoutSessionCreateRequest
-         * @description Creates one payment by one customer. Every field is checked before anything is created; all failing fields are reported at once in `error.details` of a `validation_failed` error. Fields this description does not list are ignored.
+         * @description Creates one payment by one customer. Every field is checked before anything is created;
+         *     all failing fields are reported at once in `error.details` of a `validation_failed`
+         *     error. Fields this description does not list are ignored.
+         *
+         *     **Assumption:** the document does not say, but a body whose JSON different parsers would
+         *     read differently is refused with `validation_failed` too, never guessed at: a key
+         *     repeated in one object (`unique`), a string holding a lone surrogate (`\ud800`-`\udfff`
+         *     not part of a pair) or U+0000, which no text column stores (`unicode`), and a number
+         *     written with more digits than a 64-bit float holds (`exact`). Validation comes before the
+         *     configuration checks (the document's table lists it first).
          * @example {
          *       "type": "single",
          *       "amount": {
@@ -859,11 +868,7 @@ export interface components {
          *     Branch on `error.code`:
          *
          *     - `validation_failed`: fields missing, wrong type or out of range, every problem listed
-         *       at once in `details`. **Assumption:** the document does not say, but a body whose JSON
-         *       different parsers would read differently is refused here too, never guessed at:
-         *       a key repeated in one object (`unique`), a string holding a lone surrogate
-         *       (`\ud800`-`\udfff` not part of a pair) or U+0000, which no text column stores
-         *       (`unicode`), and a number written with more digits than a 64-bit float holds (`exact`);
+         *       at once in `details` (what else is refused as ambiguous JSON: see the request body);
          *     - `currency_mismatch`: `amount.currency` differs from the settlement currency (no
          *       conversion or repricing);
          *     - `card_not_enabled`, `open_banking_not_enabled`, `settlement_account_missing`,
@@ -873,9 +878,9 @@ export interface components {
          *       and `settlement_account_missing`;
          *     - `idempotency_error`: the Idempotency-Key was used before with a different body.
          *
-         *     Validation comes before the configuration checks. Beyond that and the stated precedence
-         *     of `open_banking_currency_unsupported`, the document fixes no order: when several codes
-         *     apply, any of them is a correct answer.
+         *     Beyond the stated precedence of `open_banking_currency_unsupported`, the document fixes
+         *     no order among the configuration codes: when several apply, any of them is a correct
+         *     answer (the order of validation and configuration: see the request body).
          */
         CreateBadRequest: {
             headers: {
