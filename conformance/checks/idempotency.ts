@@ -218,4 +218,23 @@ export const idempotencyChecks: Check[] = [
       );
     },
   },
+  {
+    id: 'IDEM-009',
+    clauses: ['create.one'],
+    section,
+    title: 'without an Idempotency-Key, each create makes a payment of its own: two identical bodies, two sessions',
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const body = sessionBody({ foreignTransactionId: `no-key-${ctx.newKey()}` });
+      const first = await ctx.api.createSession(org, body);
+      expectStatus(first, 200, 'the first create without a key');
+      const second = await ctx.api.createSession(org, body);
+      expectStatus(second, 200, 'the same create again without a key');
+      expect(
+        at(second.json, 'id') !== at(first.json, 'id'),
+        'Two creates without an Idempotency-Key were answered with one session: a create makes one payment each time.',
+        second,
+      );
+    },
+  },
 ];

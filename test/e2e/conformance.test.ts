@@ -112,12 +112,17 @@ describe('the whole suite against the reference server', () => {
     expect(full.stdout).toContain('PASSED: no must check failed');
     expect(full.stdout).toContain(`Coverage: ${listed.length} of ${listed.length} checks judged; none skipped`);
     expect(full.stdout).not.toContain('\u001b['); // NO_COLOR: no escape sequence
+    const must = listed.filter((c) => c.level === 'must').length;
+    expect(full.stdout.trim().split('\n').at(-1)).toBe(`${must} of ${must} must checks judged`);
   });
 
   it('writes a JUnit XML report with one testcase per check and no failure', () => {
     const xml = readFileSync(path.join(full.dir, 'conformance.junit.xml'), 'utf8');
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
     expect(xml.match(/<testcase /g)).toHaveLength(listed.length);
+    // Each testcase names the clauses it enforces; the coverage suite the register's version.
+    expect(xml.match(/<property name="clauses" value="[a-z0-9.,-]+"\/>/g)).toHaveLength(listed.length);
+    expect(xml).toContain('<property name="clause-register.version"');
     expect(xml).toMatch(/<testsuites [^>]*failures="0"/);
     expect(xml).not.toContain('<failure');
   });
@@ -127,6 +132,8 @@ describe('the whole suite against the reference server', () => {
     expect(html).toMatch(/^<!doctype html>/);
     expect(html).toContain('>Events</a>');
     for (const c of listed) expect(html).toContain(`<tr id="${c.id}"`);
+    // Each check shows its clause ids, the clause's words on hover.
+    expect(html).toMatch(/<abbr class="clause" title="[^"]+">idem\.conflict<\/abbr>/);
     expect(html).not.toMatch(/<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\(/i);
     // Every link is an anchor inside the report.
     for (const [, href] of html.matchAll(/\bhref="([^"]*)"/g)) expect(href).toMatch(/^#/);
