@@ -22,7 +22,7 @@ export interface Clause {
 }
 
 /** Bumped whenever a clause is added, removed or reworded. */
-export const CLAUSE_REGISTER_VERSION = '1';
+export const CLAUSE_REGISTER_VERSION = '2';
 
 const CLIENT_RULE = 'a rule for API clients; the suite judges the service and receivers, not client code';
 
@@ -90,12 +90,17 @@ export const CLAUSES: readonly Clause[] = [
     ['res.create.url', 'url | string | Hosted payment page address to send the payer to'],
     ['res.create.code', 'code | string | The creditor reference code (given, or generated if omitted)'],
     ['res.create.amount', 'amount | object | `total` (number), `currency` (string, `NZD` or `AUD`)'],
+    ['res.create.method', 'checkoutMethod | string | `open_banking`, `card` or `both`'],
     ['res.create.reference', 'reference | string | The creditor reference'],
     ['res.create.test-mode', 'testMode | boolean | True when created with a test API key'],
     ['res.create.expires', 'expiresAt | string | ISO 8601 UTC timestamp; a session expires 24 hours after creation'],
   ]),
   ...group('Resources: checkout session (read response)', [
+    ['res.read.id', 'id | string | `cs_` id'],
     ['res.read.status', 'status | string | See States and transitions'],
+    ['res.read.code', 'code | string | Creditor reference code'],
+    ['res.read.amount', 'amount | object | `total`, `currency`'],
+    ['res.read.reference', 'reference | string | Creditor reference'],
     ['res.read.particulars', 'particulars | string | Creditor particulars'],
     [
       'res.read.transaction-type',
@@ -148,6 +153,9 @@ export const CLAUSES: readonly Clause[] = [
       'state.completed-webhook',
       'Reaching `completed` triggers the `checkout_session.completed` webhook when a `webhookUrl` was set (and the payment was created through the session or link endpoints).',
     ],
+  ]),
+  ...group('Endpoints', [
+    ['ep.bearer', 'All endpoints except `POST /api/token` need `Authorization: Bearer <ACCESS_TOKEN>`.'],
   ]),
   ...group('Endpoints: POST /api/token', [
     ['token.form', 'Body is form-encoded.'],

@@ -87,6 +87,27 @@ export const bearerChecks: Check[] = [
     },
   },
   {
+    id: 'AUTH-009',
+    clauses: ['ep.bearer', 'code.unauthorized'],
+    section,
+    title:
+      'every endpoint but POST /api/token, payment links and legacy transactions included, answers a request without Authorization 401 unauthorized',
+    async run(ctx) {
+      // Whatever shapes a target gives payment links and legacy transactions, none is
+      // reachable without a token: the answer comes before any look at the body or id.
+      const requests: Array<[string, string]> = [
+        ['POST', '/api/payment-links'],
+        ['GET', '/api/payment-links/00000000-0000-4000-8000-000000000000'],
+        ['POST', '/api/transaction'],
+        ['GET', '/api/transaction/00000000-0000-4000-8000-000000000000'],
+      ];
+      for (const [method, path] of requests) {
+        const exchange = await ctx.api.send(method, path, method === 'POST' ? { json: {} } : {});
+        expectError(exchange, 401, 'unauthorized', `${method} ${path} without Authorization`);
+      }
+    },
+  },
+  {
     id: 'AUTH-006',
     clauses: ['auth.lifetime', 'auth.expired', 'code.token-expired', 'limit.token', 'status.401'],
     section,

@@ -54,7 +54,7 @@ export function secretOf(org: Org): string {
 export async function paidSession(
   ctx: CheckContext,
   org: Org,
-  options: { rail?: Rail; hook?: Hook; patch?: Record<string, unknown> } = {},
+  options: { rail?: Rail; hook?: Hook; patch?: Record<string, unknown>; payAfterMs?: number } = {},
 ) {
   const rail = options.rail ?? 'card';
   const session = await ctx.api.session(org, {
@@ -62,6 +62,7 @@ export async function paidSession(
     ...(options.hook ? { webhookUrl: options.hook.url } : {}),
     ...(options.patch ?? {}),
   });
+  if (options.payAfterMs) await ctx.hooks.settle(options.payAfterMs);
   const paid = await ctx.target.pay(org, session.id, rail, 'succeeded');
   return { session, paid };
 }

@@ -20,6 +20,11 @@ export const readChecks: Check[] = [
       'res.create.status',
       'res.create.reference',
       'res.create.code',
+      'res.read.id',
+      'res.read.code',
+      'res.read.amount',
+      'res.read.reference',
+      'res.create.method',
       'res.read.particulars',
       'res.read.foreign-id',
       'res.read.transaction-type',
@@ -134,14 +139,22 @@ export const readChecks: Check[] = [
     id: 'READ-006',
     clauses: ['state.expired', 'state.expiry-silent', 'limit.session'],
     section,
-    title: 'an unpaid session reads expired once 24 hours have passed',
+    title: 'an unpaid session still reads created 23 h 50 min after creation, and expired once 24 hours have passed',
     requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
       const org = await ctx.target.organisation();
       const created = await ctx.api.session(org);
-      await ctx.target.advanceClock(org, 24 * 3600 + 60);
+      await ctx.target.advanceClock(org, 23 * 3600 + 50 * 60);
+      const live = await ctx.api.readSession(org, created.id);
+      expectStatus(live, 200, 'reading the session 23 h 50 min later');
+      expect(
+        at(live.json, 'status') === 'created',
+        `An unpaid session lives 24 hours; 23 h 50 min after creation it reads ${show(at(live.json, 'status'))}, not created.`,
+        live,
+      );
+      await ctx.target.advanceClock(org, 11 * 60);
       const read = await ctx.api.readSession(org, created.id);
-      expectStatus(read, 200, 'reading the session 24 h 1 min later');
+      expectStatus(read, 200, 'reading the session 24 h 1 min after creation');
       const status = at(read.json, 'status');
       expect(status === 'expired', `status must be expired 24 hours after creation; received ${show(status)}.`, read);
     },

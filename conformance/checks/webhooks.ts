@@ -86,6 +86,7 @@ const checks: Check[] = [
     clauses: [
       'payload.small',
       'payload.event',
+      'payload.created',
       'payload.session',
       'payload.transaction',
       'payload.foreign-id',
@@ -96,12 +97,18 @@ const checks: Check[] = [
     ],
     section,
     title:
-      'the payload has event, createdAt, checkoutSessionId, transactionId (as in the redirect) and foreignTransactionId',
+      'the payload has event, createdAt (when the payment completed), checkoutSessionId, transactionId (as in the redirect) and foreignTransactionId, and nothing saying test or live',
     requires: ['attempt'],
     async run(ctx) {
       const org = await ctx.target.organisation();
       const hook = ctx.hooks.hook('payload');
-      const { session, paid } = await paidSession(ctx, org, { hook, patch: { foreignTransactionId: 'order-hook-2' } });
+      // Paid two seconds after creation, so an event createdAt that is the session's own
+      // (not when the payment completed) shows even in whole seconds.
+      const { session, paid } = await paidSession(ctx, org, {
+        hook,
+        patch: { foreignTransactionId: 'order-hook-2' },
+        payAfterMs: 2100,
+      });
       const d = await firstDelivery(ctx, hook);
       const field = (name: string) => at(d.body, name);
       const redirectTransaction =
@@ -114,6 +121,14 @@ const checks: Check[] = [
       const createdAt = field('createdAt');
       if (typeof createdAt !== 'string' || Number.isNaN(Date.parse(createdAt)) || !/(Z|[+-]00:?00)$/.test(createdAt))
         problems.push(`createdAt ${show(createdAt)} is not an ISO 8601 UTC timestamp`);
+      else {
+        const read = await ctx.api.readSession(org, session.id);
+        const sessionCreated = Date.parse(String(at(read.json, 'createdAt')));
+        if (Date.parse(createdAt) < sessionCreated + 1000)
+          problems.push(
+            `createdAt ${createdAt} is not when the payment completed (two seconds after the session was created, at ${show(at(read.json, 'createdAt'))})`,
+          );
+      }
       if (field('checkoutSessionId') !== session.id)
         problems.push(`checkoutSessionId is ${show(field('checkoutSessionId'))}, expected ${session.id}`);
       const transactionId = field('transactionId');

@@ -460,6 +460,57 @@ const mutants: ClauseMutant[] = [
       };
     })(),
   },
+  {
+    clauses: ['res.create.method'],
+    name: 'the create answer has no checkoutMethod',
+    api: answers(
+      (m, r) => isCreate(m) && r.status === 200,
+      ({ checkoutMethod: _, ...b }) => b,
+    ),
+  },
+  {
+    clauses: ['res.read.id'],
+    name: 'a read names the session by its transaction id',
+    api: answers(
+      (m, r) => isRead(m) && r.status === 200,
+      (b) => ({ ...b, id: randomUUID() }),
+    ),
+  },
+  {
+    clauses: ['res.read.code'],
+    name: 'a read gives the reference as the code',
+    api: answers(
+      (m, r) => isRead(m) && r.status === 200,
+      (b) => ({ ...b, code: b.reference }),
+    ),
+  },
+  {
+    clauses: ['res.read.amount'],
+    name: 'a read gives the amount without its currency',
+    api: answers(
+      (m, r) => isRead(m) && r.status === 200,
+      (b) => ({ ...b, amount: { total: b.amount.total } }),
+    ),
+  },
+  {
+    clauses: ['res.read.reference'],
+    name: 'a read gives the reference in lower case',
+    api: answers(
+      (m, r) => isRead(m) && r.status === 200,
+      (b) => ({ ...b, reference: String(b.reference).toLowerCase() }),
+    ),
+  },
+  // ---- Endpoints ----
+  {
+    clauses: ['ep.bearer'],
+    name: 'payment-link reads need no token: without Authorization an unknown link is 404',
+    api: {
+      request: (m) =>
+        m.method === 'GET' && /^\/api\/payment-links\//.test(pathOf(m)) && !m.headers.authorization
+          ? envelope(404, 'not_found')
+          : m,
+    },
+  },
   // ---- POST /api/token ----
   {
     clauses: ['token.client-id', 'token.400'],
