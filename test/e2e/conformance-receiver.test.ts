@@ -2,6 +2,7 @@
  * `payment-conformance receiver` against a tiny correct merchant receiver (it passes)
  * and broken ones (each caught by the check meant for it), run as a user runs it.
  */
+import { CLAUSES } from '../../conformance/clauses.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { cli } from '../support/conformance-cli.ts';
 import {
@@ -93,6 +94,28 @@ describe.concurrent('payment-conformance receiver', () => {
     ['answers unknown events before verifying them', () => unknownEventFirstReceiver(SECRET), ['RCV-015']],
     ['answers after six seconds', () => slowReceiver(SECRET), ['RCV-013']],
   ];
+  /** The receiver clauses each broken receiver breaks (with the lenient legacy one above). */
+  const breaks: Record<string, string[]> = {
+    're-serialises the JSON before verifying': ['verify.raw'],
+    'does not check the age of t': ['verify.age'],
+    'reads the header parts by position': ['verify.split', 'sig.versions'],
+    'answers 409 to a repeat': ['retry.duplicates'],
+    'refuses unknown event values': ['event.unknown'],
+    'verifies nothing': ['sig.reject-unsigned', 'verify.split', 'verify.raw'],
+    'allows only 30 seconds of signature age': ['limit.signature-age'],
+    'answers unknown events before verifying them': ['verify.parse-after'],
+    'answers after six seconds': ['retry.wait'],
+    'takes unsigned legacy bodies under --legacy reject': ['legacy.branch'],
+  };
+  it('breaks every checkable receiver clause of the register in at least one receiver', () => {
+    expect(Object.keys(breaks).filter((name) => !broken.some(([n]) => n === name))).toEqual([
+      'takes unsigned legacy bodies under --legacy reject',
+    ]);
+    const covered = new Set(Object.values(breaks).flat());
+    const receiverClauses = CLAUSES.filter((c) => c.subject === 'receiver' && !c.notCheckable).map((c) => c.id);
+    expect(receiverClauses.filter((id) => !covered.has(id))).toEqual([]);
+  });
+
   for (const [name, handler, caughtBy, extra] of broken) {
     it(`fails a receiver that ${name}: ${caughtBy.join(', ')}`, async () => {
       const run = await check(handler(), extra);
