@@ -34,6 +34,12 @@ export const LEASE_MS = ANSWER_TIMEOUT_MS * 2;
 const CLAIM_LIMIT = 50;
 /** Between polls while the database fails, and how often that is logged. */
 const FAILING_POLL_MS = 1000;
+/**
+ * Waits between tries to record an attempt's outcome while the store fails: their sum,
+ * with the answer wait, stays inside the lease, so no other server takes the entry up
+ * while this one may still record it.
+ */
+const RECORD_RETRY_MS = [250, 500, 1000, 2000] as const;
 /** Wait before attempt 2 and attempt 3, after the previous attempt failed. */
 export const RETRY_DELAYS_MS = [1 * MINUTE, 5 * MINUTE] as const;
 
@@ -94,11 +100,27 @@ export class WebhookDispatcher {
     await Promise.allSettled(this.running.values());
   }
 
-  /** Makes the next attempt of an entry this server holds the lease of (or joins the one under way). */
+  /**
+   * Makes the next attempt of an entry this server holds the lease of (or joins the one
+   * under way). It never rejects: when the store fails on the way, the failure is logged
+   * and the entry stays pending under its lease, so once the lease ends a poller (this
+   * server's or another's) takes it up again under the document's retry rules, and an
+   * attempt whose outcome could not be recorded counts as failed. Neither the payer's
+   * attempt that started the delivery nor the process may end because of it. Once
+   * stopping, no new attempt starts: the entry waits for the next server to run.
+   */
   deliver(entry: OutboxEntry): Promise<void> {
     const under = this.running.get(entry.id);
     if (under) return under;
-    const run = this.attempt(entry).finally(() => this.running.delete(entry.id));
+    if (this.stopped) return Promise.resolve();
+    const run = this.attempt(entry)
+      .catch((err: unknown) => {
+        this.log.error(
+          { err, transactionId: entry.transactionId, rail: entry.rail },
+          'webhook attempt left unfinished: the store failed; it is taken up again when its lease ends',
+        );
+      })
+      .finally(() => this.running.delete(entry.id));
     this.running.set(entry.id, run);
     return run;
   }
@@ -134,7 +156,18 @@ export class WebhookDispatcher {
       signed: !unsigned,
     });
     const result = await sendWebhook(entry.url, entry.body, headers, entry.mode, this.options.timeoutMs);
-    await this.conclude(entry, deliveryId, attempt, result);
+    // The receiver has answered: its answer is what the record must say, so a store that
+    // fails for a moment is tried again rather than leaving the attempt to be counted as
+    // interrupted.
+    for (const wait of [...RECORD_RETRY_MS, undefined]) {
+      try {
+        await this.conclude(entry, deliveryId, attempt, result);
+        return;
+      } catch (error) {
+        if (wait === undefined) throw error;
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
   }
 
   private async conclude(entry: OutboxEntry, deliveryId: number, attempt: number, result: SendResult): Promise<void> {

@@ -488,3 +488,30 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
     await kill(server);
   }, 90_000);
 });
+
+describe('a card webhook in flight when the server is asked to stop (SIGTERM)', () => {
+  it('waits for the answer and records it as it was, so no repeat follows the restart', async () => {
+    const db = path.join(tmp, 'sigterm-in-flight.sqlite');
+    behaviour.status = 200;
+    behaviour.delayMs = 1500;
+    const server = await startServer(db);
+    const api = client(server);
+    const org = await newOrganisation(api);
+    const [sessionId] = await createCardSessions(api, org.token, 1);
+    const paid = await payByCard(api, sessionId!);
+    await waitFor('the attempt at the receiver', () => receivedFor(paid.transactionId).length === 1);
+    server.child.kill('SIGTERM');
+    const { code } = await server.exited;
+    expect(code).toBe(0);
+
+    const again = await startServer(db);
+    const api2 = client(again);
+    const records = await api2.deliveries(paid.sessionId);
+    expect(records.map((r) => [r.attempt, r.responseStatus, r.error, r.final])).toEqual([[1, 200, null, true]]);
+    await sleep(1000);
+    expect(receivedFor(paid.transactionId)).toHaveLength(1);
+    again.child.kill('SIGTERM');
+    await again.exited;
+    behaviour.delayMs = 0;
+  }, 60_000);
+});

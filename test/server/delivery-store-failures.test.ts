@@ -1,0 +1,272 @@
+/**
+ * The store failing while a webhook attempt is in flight (service document: Events,
+ * Response and retry behaviour). The receiver holds its answer; meanwhile the store is
+ * made to fail, on SQLite by another process holding the write lock, on PostgreSQL by a
+ * TCP relay that resets every connection, by a table lock that outlasts the statement
+ * timeout, and by a role with a tiny connection limit. Each time: the process does not
+ * end (no unhandled rejection), it keeps answering, and once the store is back the
+ * delivery carries on under the card rail's rules until the receiver has it.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import http from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/description.ts';
+import { ADMIN_URL, type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.ts';
+import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Unhandled rejections while a test runs: each one would have ended the server's process. */
+const unhandled: unknown[] = [];
+const onUnhandled = (reason: unknown) => unhandled.push(reason);
+beforeEach(() => {
+  unhandled.length = 0;
+  process.on('unhandledRejection', onUnhandled);
+});
+afterEach(() => {
+  process.off('unhandledRejection', onUnhandled);
+});
+
+/**
+ * A receiver whose first answer waits until `answerFirst` is called (then 500, so a retry
+ * is due); later deliveries get 200 at once.
+ */
+async function holdingReceiver() {
+  const arrivals: number[] = [];
+  let arrived: () => void = () => undefined;
+  const firstArrived = new Promise<void>((resolve) => (arrived = resolve));
+  let release: () => void = () => undefined;
+  const answerGate = new Promise<void>((resolve) => (release = resolve));
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      arrivals.push(Date.now());
+      if (arrivals.length === 1) {
+        arrived();
+        void answerGate.then(() => res.writeHead(500).end());
+      } else res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/hooks`,
+    arrivals,
+    firstArrived,
+    answerFirst: () => release(),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * Pays a card session whose webhook goes to the receiver, breaks the store while the
+ * first attempt waits for its answer, lets the answer go, keeps the store broken for
+ * `brokenMs`, mends it, and moves the clock until the second attempt arrives.
+ */
+async function deliveryThroughFailure(
+  t: TestServer,
+  org: Org,
+  breakStore: () => Promise<void>,
+  mendStore: () => Promise<void>,
+  brokenMs: number,
+) {
+  const receiver = await holdingReceiver();
+  try {
+    const created = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest({ checkoutMethod: 'card', webhookUrl: receiver.url }),
+    });
+    expect(created.status).toBe(200);
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+      rail: 'card',
+      outcome: 'succeeded',
+    });
+    await receiver.firstArrived;
+    await breakStore();
+    receiver.answerFirst();
+    await sleep(brokenMs);
+    // Still up while the store is down: the process answers what needs no store.
+    expect((await fetch(`${t.url}/`)).status).toBe(200);
+    await mendStore();
+    // The attempt whose outcome could not be recorded counts as failed once its lease
+    // ends; the retry is due a minute later on the organisation's clock.
+    for (let i = 0; i < 120 && receiver.arrivals.length < 2; i++) {
+      await t.advanceClock(org.id, 60).catch(() => undefined);
+      await sleep(250);
+    }
+    expect(receiver.arrivals.length).toBeGreaterThanOrEqual(2);
+    const health = await fetch(`${t.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(unhandled).toEqual([]);
+  } finally {
+    await receiver.close();
+  }
+}
+
+describe('SQLite: another process holds the write lock during a card delivery', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'delivery-lock-'));
+  const children = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('keeps the process up, and delivers on the retry once the lock is gone', async () => {
+    const file = path.join(dir, 'db.sqlite');
+    const t = await startTestServer({ db: file, webhookPollIntervalMs: 25 });
+    let child: ChildProcess | undefined;
+    try {
+      const org = await t.organisation();
+      const script = `
+        const db = new (require('better-sqlite3'))(process.argv[1]);
+        db.exec('BEGIN IMMEDIATE');
+        console.log('locked');
+        process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`;
+      await deliveryThroughFailure(
+        t,
+        org,
+        async () => {
+          child = spawn(process.execPath, ['-e', script, file], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
+          children.add(child);
+          await new Promise<void>((resolve) => child!.stdout!.once('data', () => resolve()));
+        },
+        async () => {
+          child!.stdin!.write('go\n');
+          await new Promise((resolve) => child!.once('exit', resolve));
+          children.delete(child!);
+        },
+        8000,
+      );
+    } finally {
+      await t.close();
+    }
+  }, 120_000);
+});
+
+/** A TCP relay to PostgreSQL that can reset every connection and refuse new ones. */
+async function relay(target: URL) {
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (cut) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    async down() {
+      cut = true;
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    async up() {
+      cut = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery', () => {
+  let db: FreshDatabase;
+  afterEach(async () => {
+    await db?.drop();
+  });
+
+  it('connections reset: the process stays up and delivers on the retry', async () => {
+    db = await freshDatabase();
+    const link = await relay(new URL(db.url));
+    const url = new URL(db.url);
+    url.host = `127.0.0.1:${link.port}`;
+    const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
+    try {
+      const org = await t.organisation();
+      await deliveryThroughFailure(t, org, link.down, link.up, 6000);
+    } finally {
+      await t.close();
+      await link.close();
+    }
+  }, 120_000);
+
+  it('a table lock outlasts the statement timeout: the process stays up and delivers on the retry', async () => {
+    db = await freshDatabase();
+    const t = await startTestServer({ db: db.url, webhookPollIntervalMs: 25 });
+    const locker = new pg.Client({ connectionString: db.url });
+    await locker.connect();
+    try {
+      const org = await t.organisation();
+      await deliveryThroughFailure(
+        t,
+        org,
+        async () => {
+          await locker.query('begin');
+          await locker.query('lock table webhook_deliveries, webhook_outbox in access exclusive mode');
+        },
+        () => locker.query('rollback').then(() => undefined),
+        7000,
+      );
+    } finally {
+      await locker.end();
+      await t.close();
+    }
+  }, 120_000);
+
+  it('a role allowed two connections, both taken: the process stays up and delivers on the retry', async () => {
+    db = await freshDatabase();
+    const role = `payment_small_${randomBytes(4).toString('hex')}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    await admin.query(`create role ${role} login connection limit 2`);
+    await admin.query(`grant all on database ${db.name} to ${role}`);
+    const owner = new pg.Client({ connectionString: db.url });
+    await owner.connect();
+    await owner.query(`grant all on schema public to ${role}`);
+    await owner.end();
+    const url = new URL(db.url);
+    url.username = role;
+    const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
+    const hogs: pg.Client[] = [];
+    try {
+      const org = await t.organisation();
+      await deliveryThroughFailure(
+        t,
+        org,
+        async () => {
+          // Every connection the server holds is ended, and the role's two slots are taken.
+          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
+          for (let i = 0; i < 2; i++) {
+            const hog = new pg.Client({ connectionString: url.toString() });
+            await hog.connect();
+            hogs.push(hog);
+          }
+        },
+        async () => {
+          await Promise.all(hogs.splice(0).map((hog) => hog.end()));
+        },
+        6000,
+      );
+    } finally {
+      await Promise.all(hogs.map((hog) => hog.end()));
+      await t.close();
+      await db.drop();
+      await admin.query(`drop role if exists ${role}`);
+      await admin.end();
+    }
+  }, 120_000);
+});
