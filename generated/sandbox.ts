@@ -186,15 +186,16 @@ export interface paths {
          *
          *     Refused with 400 `validation_failed` (`param: rail`) when `rail` is not allowed by
          *     the session's `checkoutMethod`, and with 400 `invalid_state` when the session is
-         *     `completed` or `expired`.
+         *     `completed` or `expired`, or is a live-mode session (`testMode: false`): only a
+         *     real payer pays a live-mode payment, so the sandbox drives test-mode ones only.
          *
          *     **Assumption:** the design does not give the full state table. Modelled: a
          *     `pending` or `failed` session takes further attempts, and the latest one decides
          *     its status (a `succeeded` attempt on a `pending` session completes it); a session
          *     is expired once its `expiresAt` has passed on the organisation's clock, whether or
          *     not it has been read since. Checks run in this order: body validation (400
-         *     `validation_failed`), unknown id (404), state (400 `invalid_state`), rail (400
-         *     `validation_failed`). The webhook follows the public delivery rules: on the
+         *     `validation_failed`), unknown id (404), live mode (400 `invalid_state`), state
+         *     (400 `invalid_state`), rail (400 `validation_failed`). The webhook follows the public delivery rules: on the
          *     `open_banking` rail its one attempt is made before this answer is sent; on the
          *     `card` rail it is queued and made shortly after.
          */
@@ -935,10 +936,30 @@ export interface components {
          *       of the listed values), or `rail` is not allowed by the payment's
          *       `checkoutMethod` (`param` is `rail`);
          *     - `invalid_state`: the payment can no longer be paid (`completed`, or an
-         *       `expired` checkout session).
+         *       `expired` checkout session), or it is a live-mode payment, which the sandbox
+         *       never pays.
          */
         SandboxAttemptBadRequest: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ErrorEnvelope"];
+            };
+        };
+        /**
+         * @description `unauthorized`, with status 429: a wrong sandbox token from an address that has
+         *     sent ten wrong ones within the last minute. Retry after the seconds in
+         *     `Retry-After`, with the right token: it is never refused, from any address.
+         *
+         *     **Assumption:** the design names no limit. Counted per source address (IPv6 per
+         *     /64) in a minute's window that starts at the first wrong token; the code stays
+         *     `unauthorized`, since the token is what is wrong.
+         */
+        SandboxTooManyRequests: {
+            headers: {
+                /** @description Seconds until the address's minute ends (RFC 9110 10.2.3). */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -1028,6 +1049,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["SandboxUnauthorized"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1070,6 +1092,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1099,6 +1122,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1128,6 +1152,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1170,6 +1195,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1200,6 +1226,7 @@ export interface operations {
             400: components["responses"]["SandboxAttemptBadRequest"];
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1230,6 +1257,7 @@ export interface operations {
             400: components["responses"]["SandboxAttemptBadRequest"];
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1260,6 +1288,7 @@ export interface operations {
             400: components["responses"]["SandboxAttemptBadRequest"];
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1303,6 +1332,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };
@@ -1339,6 +1369,7 @@ export interface operations {
             };
             401: components["responses"]["SandboxUnauthorized"];
             404: components["responses"]["SandboxNotFound"];
+            429: components["responses"]["SandboxTooManyRequests"];
             500: components["responses"]["SandboxInternalError"];
         };
     };

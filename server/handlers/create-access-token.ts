@@ -3,7 +3,8 @@
  * token. Failures are `{ error: <string> }` (not the envelope): 400 for a missing or
  * malformed field or a body that is not form-encoded, 401 for a pair that matches no key,
  * identical for an unknown client id and a wrong secret, 429 when too many checks wait or
- * a client id failed too often (auth/credentials.ts).
+ * a wrong secret comes from a client id or an address that failed too often; never for
+ * the right secret because of others' failures (auth/credentials.ts).
  */
 import type { operations } from '@payment-service/contract';
 import { TOKEN_LIFETIME_TEXT } from '../auth/tokens.ts';
@@ -29,7 +30,8 @@ export const createAccessToken: Handler<CreateAccessToken, Scope> = async (reque
   const type = String(request.headers['content-type'] ?? '');
   if (type.split(';')[0]!.trim().toLowerCase() !== FORM) return MALFORMED;
   const { store, tokens, credentials } = scope.services;
-  const check = await credentials.check(request.body.clientId, request.body.clientSecret);
+  const { clientId, clientSecret } = request.body;
+  const check = await credentials.check(clientId, clientSecret, scope.koa.req.socket.remoteAddress);
   if (!check.ok) return check.retryAfterSeconds === undefined ? INVALID : tooMany(check.retryAfterSeconds);
   const { apiKey } = check;
   const org = await store.getOrganisation(apiKey.orgId);

@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Document, Operation, ParsedRequest } from 'openapi-backend';
+import { FAILURE_WINDOW_MS, FailureCounts, sourceOf } from '../auth/credentials.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
 import { refuseWebhookUrl } from '../domain/webhook-target.ts';
 import { MALFORMED } from '../handlers/create-access-token.ts';
@@ -97,6 +98,13 @@ export function publicApi(definition: Document): Promise<Backend<Scope>> {
   });
 }
 
+/**
+ * Wrong sandbox tokens from one source (auth/credentials.ts sourceOf) within the window
+ * before the next wrong one is answered 429: the token opens organisations, clocks and
+ * payments, and one chosen by hand may be short.
+ */
+export const SANDBOX_FAILURE_LIMIT = 10;
+
 function sameSecret(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given).digest();
   const b = createHash('sha256').update(expected).digest();
@@ -104,6 +112,9 @@ function sameSecret(given: string, expected: string): boolean {
 }
 
 export function sandboxApi(definition: Document, sandboxToken: string): Promise<Backend<Scope>> {
+  const failures = new FailureCounts(SANDBOX_FAILURE_LIMIT, FAILURE_WINDOW_MS);
+  /** Requests whose wrong token came from a source over the limit: seconds until it ends. */
+  const throttled = new WeakMap<Scope, number>();
   return Backend.create<Scope>({
     definition,
     handlers: untyped(sandboxHandlers),
@@ -111,17 +122,37 @@ export function sandboxApi(definition: Document, sandboxToken: string): Promise<
       sandboxToken: (request, scope) => {
         if (sentTwice(scope.koa.req, 'authorization')) return false;
         const match = /^Bearer +(\S+)$/i.exec(String(request.headers.authorization ?? '').trim());
-        return Boolean(match && sameSecret(match[1]!, sandboxToken));
+        if (!match) return false;
+        // Compared first, whatever failed before: the right token is never refused, and a
+        // request that offers no token guesses nothing, so only wrong tokens are counted.
+        if (sameSecret(match[1]!, sandboxToken)) return true;
+        const source = sourceOf(scope.koa.req.socket.remoteAddress);
+        const seconds = failures.limited(source);
+        if (seconds !== undefined) throttled.set(scope, seconds);
+        failures.add(source);
+        return false;
       },
     },
-    unauthorized: () =>
-      new ApiError(
+    unauthorized: (scope) => {
+      const seconds = throttled.get(scope);
+      // The code stays unauthorized (the token is wrong); the status says to stop guessing.
+      if (seconds !== undefined)
+        return new ApiError(
+          'unauthorized',
+          `Too many wrong sandbox tokens from this address: retry after ${seconds} seconds with the token the server printed at start.`,
+          null,
+          undefined,
+          { 'retry-after': String(seconds) },
+          429,
+        );
+      return new ApiError(
         'unauthorized',
         'Send the sandbox token as Authorization: Bearer <token> (printed by the server at start).',
         null,
         undefined,
         { 'www-authenticate': 'Bearer realm="sandbox"' },
-      ),
+      );
+    },
     onInvalid: bodyProblemFirst,
     moreValidation: (_operation, _request, scope) => scope.findings,
   });

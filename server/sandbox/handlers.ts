@@ -4,7 +4,7 @@
  */
 import type { components, operations, paths } from '@payment-service/contract/sandbox';
 import { iso, orgNow, SECOND } from '../domain/clock.ts';
-import { notFound, validationFailed } from '../domain/errors.ts';
+import { DomainError, notFound, validationFailed } from '../domain/errors.ts';
 import { newWebhookSecret } from '../domain/ids.ts';
 import { createApiKey, createOrganisation } from '../domain/organisations.ts';
 import { legacyTransactionShape, paymentLinkShape, sessionReadShape } from '../domain/payments.ts';
@@ -19,7 +19,11 @@ async function organisation(services: Services, orgId: string): Promise<Organisa
   return org;
 }
 
-/** The payer's attempt on the payment of this kind found `by` its id (any organisation's: the sandbox is the payer). */
+/**
+ * The payer's attempt on the payment of this kind found `by` its id (any organisation's:
+ * the sandbox is the payer). Test-mode payments only: a live one is paid by a real payer
+ * or not at all, as on the hosted page, whoever holds the sandbox token.
+ */
 async function attemptOn(
   services: Services,
   by: { transactionId: string } | { sessionId: string },
@@ -29,6 +33,11 @@ async function attemptOn(
 ) {
   const payment = await services.store.findPayment(by);
   if (payment?.kind !== kind) throw notFound(what);
+  if (payment.mode !== 'test')
+    throw new DomainError(
+      'invalid_state',
+      `This ${what} is a live-mode payment: live-mode payments cannot be driven by the sandbox, only paid by a real payer. Create the payment with a test key.`,
+    );
   return payerAttempt(services, payment, rail, outcome);
 }
 
