@@ -296,6 +296,11 @@ export interface components {
         /**
          * TokenRequest
          * @description An API key pair, sent form-encoded. The client secret is for server-side use only.
+         *
+         *     **Assumption:** the document sets no length for either field. Each is at most 255
+         *     characters (the service's own are far shorter); a longer one is a malformed field,
+         *     answered 400 as the document's token table says. Failed attempts are counted per
+         *     client id, so an unbounded id would let each attempt cost the service memory.
          * @example {
          *       "clientId": "ck_test_4fJ8sK2mQ9",
          *       "clientSecret": "cs_secret_example_do_not_use"
@@ -459,7 +464,7 @@ export interface components {
          * RedirectUrl
          * Format: uri
          * @description Valid absolute URL: RFC 3986 syntax that the URL Standard (what browsers use) also parses, so a port over 65535 or an empty or malformed host is refused. On success the payer's browser is sent here with `transactionId=<uuid>` and `checkoutSessionId=<cs_id>` appended as query parameters, preserving the merchant's own query parameters. An id in a URL is not proof of payment: read the session back before fulfilling.
-         *     **Assumption:** the document asks for a valid absolute URL; a page the payer's browser is sent to is an `http://` or `https://` one, so other schemes (`javascript:`, `vbscript:`, `file:`, `ftp:`, ...) are refused with `validation_failed`.
+         *     **Assumption:** the document asks for a valid absolute URL; a page the payer's browser is sent to is an `http://` or `https://` one, so other schemes (`javascript:`, `vbscript:`, `file:`, `ftp:`, ...) are refused with `validation_failed`. The document sets no length either: at most 2048 characters are allowed, the length browsers, proxies and sitemaps have long handled safely, which leaves room for the appended ids in the `Location` header the payer's browser receives. A longer value is refused with `validation_failed`.
          * @example https://shop.example.com/checkout/done?order=1001
          */
         RedirectUrl: string;
@@ -486,13 +491,21 @@ export interface components {
          *     IPv4 address (IPv4-mapped, IPv4-translated, NAT64, 6to4, Teredo), whatever address
          *     they carry. Only global unicast addresses are reachable from the public internet. This
          *     is checked when the address is written in the URL and again when the host name resolves
-         *     at delivery.
+         *     at delivery. The document sets no length: at most 2048 characters are allowed (the same
+         *     as `redirectUrl`; the service keeps the address with the payment and with every webhook
+         *     it queues), and a longer value is refused with `validation_failed`.
          * @example https://shop.example.com/webhooks/payments
          */
         WebhookUrl: string;
         /**
          * ForeignTransactionId
          * @description The merchant's own identifier for the payment, echoed on reads and in the webhook.
+         *
+         *     **Assumption:** the document sets no length. This description allows at most 255
+         *     characters, the usual size of a merchant's order or reference column and the document's
+         *     own limit for `description`; a longer value is refused with `validation_failed`. The
+         *     service keeps the value with the payment and sends it in every webhook, so an unbounded
+         *     one would let a single create cost the service memory and storage without limit.
          * @example order-1001
          */
         ForeignTransactionId: string;
@@ -1017,11 +1030,12 @@ export interface operations {
              *
              *     **Assumption:** the document names no limit. Checking a secret costs the service a
              *     deliberately slow hash, so the reference server answers 429 at once, instead of
-             *     queueing, when more checks are waiting than it makes in a fraction of a second, and
-             *     for a client id after ten failed attempts within a minute (until that minute ends).
-             *     A pair this server has already accepted is recognised without the slow hash, so a
-             *     valid key keeps getting its token during a flood of bad attempts, its own client id
-             *     included. An unknown client id and a wrong secret still get the identical answer.
+             *     queueing, when more checks are waiting than it makes in a fraction of a second (one
+             *     address may hold at most half of them), and a source address over thirty failures a
+             *     minute gets one check a second. A wrong secret is answered 429 rather than 401 once
+             *     its client id has failed ten times in a minute or its address thirty times; the right
+             *     secret is always checked and gets its token, on any server and after any restart. An
+             *     unknown client id and a wrong secret still get the identical answer.
              */
             429: {
                 headers: {

@@ -369,6 +369,80 @@ describe('POST /api/checkout-sessions body (Endpoints: field rules)', () => {
   });
 });
 
+/** Where a string value in `node` may be any length: neither a maxLength nor a fixed set. */
+function unboundedStrings(node: Json, at: string): string[] {
+  const s = resolveRef(doc, node) ?? {};
+  if (s.enum !== undefined || 'const' in s || s.maxLength !== undefined) return [];
+  if (
+    (s.allOf ?? []).some((part: Json) => unboundedStrings(part, at).length === 0 && !resolveRef(doc, part).properties)
+  )
+    return [];
+  return [
+    ...([s.type].flat().includes('string') ? [at] : []),
+    ...[...(s.anyOf ?? []), ...(s.oneOf ?? [])].flatMap((part: Json) => unboundedStrings(part, at)),
+    ...Object.entries<Json>(s.properties ?? {}).flatMap(([name, value]) =>
+      unboundedStrings(value, at ? `${at}.${name}` : name),
+    ),
+  ];
+}
+
+describe('merchant string limits (modelled where the document sets none: x-assumption)', () => {
+  it('bounds the length of every string a merchant sends, in a body or a header', () => {
+    const unbounded: string[] = [];
+    for (const [route, item] of Object.entries<any>(doc.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {}))
+          unbounded.push(...unboundedStrings(media.schema, '').map((f) => `${method} ${route} ${type} ${f}`));
+        // Path ids are never kept (an unknown one answers 404, as the document says), and
+        // Node caps the request line with the headers at 16 KiB.
+        for (const parameter of (op.parameters ?? []).map((p: Json) => resolveRef(doc, p)))
+          if (parameter.in !== 'path')
+            unbounded.push(...unboundedStrings(parameter.schema, parameter.name).map((f) => `${method} ${route} ${f}`));
+      }
+    }
+    expect(unbounded).toEqual([]);
+  });
+
+  it.each(['ForeignTransactionId', 'RedirectUrl', 'WebhookUrl', 'TokenRequest'])(
+    '%s says why its limit is modelled',
+    (name) => {
+      expect(schemas[name]['x-assumption']).toBe(true);
+      expect(schemas[name].description).toMatch(/\*\*Assumption:\*\*[\s\S]*(255|2048)\s+characters/);
+    },
+  );
+
+  const url = (length: number) => `https://shop.example.com/${'a'.repeat(length - 'https://shop.example.com/'.length)}`;
+  it.each([
+    ['ForeignTransactionId', 'f'.repeat(255), true],
+    ['ForeignTransactionId', 'f'.repeat(256), false],
+    ['RedirectUrl', url(2048), true],
+    ['RedirectUrl', url(2049), false],
+    ['WebhookUrl', url(2048), true],
+    ['WebhookUrl', url(2049), false],
+  ])('%s of %#: valid=%s', (name, value, ok) => {
+    expect(schemaAt(`/components/schemas/${name}`)(value)).toBe(ok);
+  });
+
+  it.each([
+    ['k'.repeat(255), true],
+    ['k'.repeat(256), false],
+  ])('Idempotency-Key of length %#: valid=%s', (key, ok) => {
+    const parameter = resolveRef(doc, operation('post', '/api/checkout-sessions').parameters[0]);
+    expect(parameter.schema['x-assumption']).toBe(true);
+    expect(schemaAt('/components/parameters/IdempotencyKey/schema')(key)).toBe(ok);
+  });
+
+  it.each([
+    ['clientId', 255, true],
+    ['clientId', 256, false],
+    ['clientSecret', 255, true],
+    ['clientSecret', 256, false],
+  ])('token request %s of %i characters: valid=%s', (field, length, ok) => {
+    const pair = { clientId: 'ck_test_1', clientSecret: 'sk_1', [field]: 'x'.repeat(length) };
+    expect(schemaAt('/components/schemas/TokenRequest')(pair)).toBe(ok);
+  });
+});
+
 describe('checkout session responses (Resources)', () => {
   it('create response has the documented fields, all required', () => {
     const created = schemas.CheckoutSessionCreated;

@@ -62,6 +62,11 @@ const REQUEST_FIELDS = new Set(
 );
 
 const TOKEN_MALFORMED = 'Invalid credentials - missing or malformed clientId/clientSecret';
+/** The description's limits, in characters (code points, as ajv counts them). */
+const TOKEN_FIELD_MAX: number =
+  loadDescription('openapi').components.schemas.TokenRequest.properties.clientId.maxLength;
+const IDEMPOTENCY_KEY_MAX: number = loadDescription('openapi').components.parameters.IdempotencyKey.schema.maxLength;
+const characters = (text: string) => [...text].length;
 const TOKEN_INVALID = 'Invalid credentials';
 const TOKEN_TOO_MANY = 'Too many requests - retry after the time in Retry-After';
 const FORM = 'application/x-www-form-urlencoded';
@@ -641,7 +646,8 @@ function createProblems(a: Auth, value: unknown, key: string | undefined, ex: Ex
   if (a.kind === 'other') return [];
   const mode = modeOf(a);
   const invalidFields = schemaProblemFields(value);
-  const keyInvalid = key !== undefined && headerValue(key) === '';
+  const keyInvalid =
+    key !== undefined && (headerValue(key) === '' || characters(headerValue(key)) > IDEMPOTENCY_KEY_MAX);
   if (invalidFields.size > 0 || keyInvalid) {
     if (status !== 400 || code !== 'validation_failed')
       return [
@@ -942,7 +948,14 @@ describe('fuzzing the reference server', () => {
       const form = new URLSearchParams(body);
       const ids = form.getAll('clientId');
       const secrets = form.getAll('clientSecret');
-      if (ids.length !== 1 || secrets.length !== 1 || ids[0] === '' || secrets[0] === '')
+      if (
+        ids.length !== 1 ||
+        secrets.length !== 1 ||
+        ids[0] === '' ||
+        secrets[0] === '' ||
+        characters(ids[0]!) > TOKEN_FIELD_MAX ||
+        characters(secrets[0]!) > TOKEN_FIELD_MAX
+      )
         return { status: 400, error: TOKEN_MALFORMED };
       const match = realPairs().some(([id, secret]) => id === ids[0] && secret === secrets[0]);
       return match ? { status: 200 } : { status: 401, error: TOKEN_INVALID };

@@ -9,36 +9,85 @@
  *   what they derive from it).
  *
  * Even an indexed read costs a WAL read transaction (file and shared-memory locks). Misses
- * are never kept, and each cache is bounded: anyone can send unknown ids.
+ * are never kept, and each cache is bounded: anyone can send unknown ids. Bounded by bytes
+ * as well as by count: a payment carries merchant strings (URLs, ids) that may be some KiB
+ * each, so a count alone would let the largest payments hold far more than intended.
  */
 import type { ApiKey, Organisation, Payment } from '../types.ts';
 
 /** Payments kept by session id, at most. */
 const SESSION_CACHE_SIZE = 2000;
+/**
+ * Their estimated bytes, at most: typical payments (about 1 KiB each) fill the count first;
+ * payments with every string at its longest (about 10 KiB) are cut to some 800.
+ */
+const SESSION_CACHE_BYTES = 8 * 1024 * 1024;
 /** API keys and organisations kept, at most (each a few hundred bytes). */
 const ACCOUNT_CACHE_SIZE = 10_000;
+const ACCOUNT_CACHE_BYTES = 8 * 1024 * 1024;
 
-/** A Map that forgets its oldest entry when full. */
+/** What an entry costs besides its strings: the object, its slots, the maps' entries. */
+const ENTRY_OVERHEAD_BYTES = 256;
+
+/**
+ * An upper estimate of what a flat record holds in memory: V8 keeps a string with any
+ * character past U+00FF at two bytes a character, so each counts at two.
+ */
+function estimatedBytes(record: object): number {
+  let bytes = ENTRY_OVERHEAD_BYTES;
+  for (const value of Object.values(record)) if (typeof value === 'string') bytes += value.length * 2;
+  return bytes;
+}
+
+/** A Map that forgets its oldest entries when over its count or its estimated bytes. */
 export class Bounded<K, V> extends Map<K, V> {
-  constructor(private readonly limit: number) {
+  private readonly sizes = new Map<K, number>();
+  private bytes = 0;
+
+  constructor(
+    private readonly limit: number,
+    private readonly maxBytes: number,
+    private readonly sizeOf: (value: V) => number,
+  ) {
     super();
   }
 
   override set(key: K, value: V): this {
-    if (!this.has(key) && this.size >= this.limit) this.delete(this.keys().next().value!);
-    return super.set(key, value);
+    this.delete(key);
+    const size = this.sizeOf(value);
+    super.set(key, value);
+    this.sizes.set(key, size);
+    this.bytes += size;
+    // The newest entry stays even when it alone is over the bytes: it was just asked for.
+    while (this.size > this.limit || (this.bytes > this.maxBytes && this.size > 1))
+      this.delete(this.keys().next().value!);
+    return this;
+  }
+
+  override delete(key: K): boolean {
+    this.bytes -= this.sizes.get(key) ?? 0;
+    this.sizes.delete(key);
+    return super.delete(key);
+  }
+
+  override clear(): void {
+    this.sizes.clear();
+    this.bytes = 0;
+    super.clear();
   }
 }
 
 export class AccountCache {
-  readonly organisations = new Bounded<string, Organisation>(ACCOUNT_CACHE_SIZE);
-  readonly apiKeys = new Bounded<string, ApiKey>(ACCOUNT_CACHE_SIZE);
+  readonly organisations = new Bounded<string, Organisation>(ACCOUNT_CACHE_SIZE, ACCOUNT_CACHE_BYTES, estimatedBytes);
+  readonly apiKeys = new Bounded<string, ApiKey>(ACCOUNT_CACHE_SIZE, ACCOUNT_CACHE_BYTES, estimatedBytes);
 }
 
 export class SessionCache {
   private readonly bySession = new Map<string, Readonly<Payment>>();
   /** Transaction id → bySession key, to drop an entry when its payment changes. */
   private readonly keys = new Map<string, string>();
+  /** Estimated bytes of the payments in bySession. */
+  private bytes = 0;
 
   private static key(orgId: string, sessionId: string): string {
     return `${orgId}\u0000${sessionId}`;
@@ -53,20 +102,25 @@ export class SessionCache {
     const frozen = Object.freeze(payment);
     if (payment.sessionId === null) return frozen;
     const key = SessionCache.key(payment.orgId, payment.sessionId);
-    if (!this.bySession.has(key) && this.bySession.size >= SESSION_CACHE_SIZE) {
-      const [oldestKey, oldest] = this.bySession.entries().next().value!;
-      this.bySession.delete(oldestKey);
-      this.keys.delete(oldest.transactionId);
-    }
+    this.drop(key);
     this.bySession.set(key, frozen);
     this.keys.set(payment.transactionId, key);
+    this.bytes += estimatedBytes(frozen);
+    while (this.bySession.size > SESSION_CACHE_SIZE || (this.bytes > SESSION_CACHE_BYTES && this.bySession.size > 1))
+      this.drop(this.bySession.keys().next().value!);
     return frozen;
   }
 
   forget(transactionId: string): void {
     const key = this.keys.get(transactionId);
-    if (key === undefined) return;
-    this.keys.delete(transactionId);
+    if (key !== undefined) this.drop(key);
+  }
+
+  private drop(key: string): void {
+    const payment = this.bySession.get(key);
+    if (payment === undefined) return;
     this.bySession.delete(key);
+    this.keys.delete(payment.transactionId);
+    this.bytes -= estimatedBytes(payment);
   }
 }
