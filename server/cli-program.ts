@@ -3,7 +3,12 @@
  * variable. Built apart from the command itself so that the server's README can list the
  * flags from this very definition.
  */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { packageRoot } from './root.ts';
+
+const { version } = JSON.parse(readFileSync(path.join(packageRoot, 'package.json'), 'utf8')) as { version: string };
 
 function port(value: string): number {
   const n = Number(value);
@@ -26,6 +31,7 @@ export const ENV = ['PORT', 'HOST', 'DATABASE_URL', 'SANDBOX_TOKEN', 'PUBLIC_URL
 export function buildProgram(): Command {
   return new Command('payment-server')
     .description('Reference server of the payment service, with a sandbox API to drive payments, time and faults.')
+    .version(version, '--version', 'print the version')
     .addOption(
       new Option('--port <port>', 'port to listen on (0 picks a free one)').env('PORT').default(4010).argParser(port),
     )
@@ -33,14 +39,17 @@ export function buildProgram(): Command {
     .addOption(
       new Option(
         '--db <path>',
-        'SQLite file path, :memory:, or a postgres:// URL (any number of servers on one database)',
+        'SQLite file path (in an existing folder), :memory:, or a postgres:// URL (any number of servers on one database)',
       )
         .env('DATABASE_URL')
         .default('.data/payment-service.sqlite')
         .argParser(nonEmpty),
     )
     .addOption(
-      new Option('--sandbox-token <token>', 'bearer token of the sandbox API (random by default)')
+      new Option(
+        '--sandbox-token <token>',
+        'bearer token of the sandbox API (random by default, kept in the database; on a non-loopback --host, required: 32 characters or more)',
+      )
         .env('SANDBOX_TOKEN')
         .argParser(nonEmpty),
     )

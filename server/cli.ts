@@ -29,7 +29,8 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => 
 const server = await createPaymentServer({
   port: opts.port,
   host: opts.host,
-  db: opts.db,
+  // Only the default's folder (.data/) is made: a missing folder in a path given is likely a typo.
+  db: program.getOptionValueSource('db') === 'default' ? undefined : opts.db,
   sandboxToken: opts.sandbox ? opts.sandboxToken : false,
   publicUrl: opts.publicUrl,
   docsUrl: opts.docsUrl,

@@ -10,10 +10,30 @@ export interface StoreOptions {
   log: Logger;
   /** SQLite only: WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   rewindFrames?: number;
+  /** SQLite only: make the file's folder when missing (the default `.data/`). */
+  makeFolder?: boolean;
 }
+
+/**
+ * A URL scheme (`mysql:`, `sqlite:`), at least two letters long so that a Windows drive
+ * (`C:`) still reads as a path: taken as a file name, it would make a stray SQLite file
+ * where the user meant another database.
+ */
+const SCHEME = /^([a-z][a-z0-9+.-]+):/i;
 
 export function openStore(db: string, options: StoreOptions): Store {
   if (isPostgresUrl(db))
     return new PostgresStore(db, (err) => options.log.warn({ err }, 'a database connection broke'));
-  return new SqliteStore({ file: db, background: options.background, rewindFrames: options.rewindFrames });
+  const scheme = SCHEME.exec(db)?.[1];
+  // Only the scheme is repeated: the rest of a URL may hold a password.
+  if (scheme)
+    throw new Error(
+      `--db ${scheme}:… is not a database this server can use: give a SQLite file path (./${scheme}:… for a file so named), :memory:, or a postgres:// URL`,
+    );
+  return new SqliteStore({
+    file: db,
+    background: options.background,
+    rewindFrames: options.rewindFrames,
+    makeFolder: options.makeFolder,
+  });
 }

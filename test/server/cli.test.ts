@@ -4,15 +4,29 @@
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
  * organisation's credentials, kept across restarts, clean stops on SIGTERM and SIGINT,
  * data surviving a restart on the same file, pretty logs on a terminal, `--sandbox-token`, `--no-sandbox`,
- * `PORT`/`HOST`, and a bad flag.
+ * `PORT`/`HOST`, and a bad flag. Then what keeps its secrets: the sandbox refused to the
+ * network without a long token of the operator's, the database's files private, `--db`
+ * values refused rather than guessed at, the random sandbox token kept with the data, and a
+ * broken PostgreSQL connection logged without its client; and `--version`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
+import { ADMIN_URL, freshDatabase, postgresAvailable } from '../support/postgres.ts';
 
 const BIN = path.join(repoRoot, 'server/dist/cli.js');
 const START_TIMEOUT_MS = 20_000;
@@ -38,11 +52,11 @@ interface Running {
 }
 
 /** Runs the CLI with a clean environment: none of the server's variables unless given, logs silent. */
-function run(args: string[], env: Record<string, string> = {}): Running {
+function run(args: string[], env: Record<string, string> = {}, cwd = repoRoot): Running {
   const base = { ...process.env };
   for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete base[name];
   const child = spawn(process.execPath, [BIN, ...args], {
-    cwd: repoRoot,
+    cwd,
     env: { ...base, LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -112,8 +126,8 @@ function run(args: string[], env: Record<string, string> = {}): Running {
  * Starts the server and waits until it has printed everything it prints at start (the docs
  * line comes last) and has answered a request after that.
  */
-async function start(args: string[], env: Record<string, string> = {}) {
-  const server = run(args, env);
+async function start(args: string[], env: Record<string, string> = {}, cwd = repoRoot) {
+  const server = run(args, env, cwd);
   const [, url, host, port] = await server.waitForLine(LISTENING);
   await server.waitForLine(/^docs: /);
   await fetch(`${url}/healthz`);
@@ -193,10 +207,11 @@ afterAll(() => {
 });
 
 describe('payment-server on a database file, across a restart', () => {
-  const db = path.join(tmp, 'restart', 'payment.sqlite'); // the folder does not exist yet
-  const first = { clientId: '', clientSecret: '', webhookSecret: '', sessionId: '' };
+  const db = path.join(tmp, 'restart', 'payment.sqlite');
+  const first = { clientId: '', clientSecret: '', webhookSecret: '', sandboxToken: '', sessionId: '' };
 
   it('on an empty database prints where it listens, then the demo organisation’s credentials, the sandbox token and the docs URL', async () => {
+    mkdirSync(path.dirname(db));
     const server = await start(['--port', '0', '--db', db]);
     try {
       expect(server.lines[0]).toMatch(LISTENING);
@@ -241,7 +256,7 @@ describe('payment-server on a database file, across a restart', () => {
       expect(created.body.id).toMatch(/^cs_/);
       // The random sandbox token printed is the one the sandbox API takes.
       expect((await sandboxCreateOrganisation(server.url, sandboxToken)).status).toBe(200);
-      Object.assign(first, { clientId, clientSecret, webhookSecret, sessionId: created.body.id });
+      Object.assign(first, { clientId, clientSecret, webhookSecret, sandboxToken, sessionId: created.body.id });
     } finally {
       const exit = await stop(server, 'SIGTERM');
       expect(exit).toEqual({ code: 0, signal: null });
@@ -257,6 +272,9 @@ describe('payment-server on a database file, across a restart', () => {
       expect(printed(server.lines, /test clientId:\s+(\S+)$/)).toBe(first.clientId);
       expect(printed(server.lines, /test clientSecret:\s+(\S+)$/)).toBe(first.clientSecret);
       expect(printed(server.lines, /webhook secret:\s+(\S+)$/)).toBe(first.webhookSecret);
+      // The random sandbox token is kept with the data, like the credentials.
+      expect(printed(server.lines, /^sandbox token: (\S+)$/)).toBe(first.sandboxToken);
+      expect((await sandboxCreateOrganisation(server.url, first.sandboxToken)).status).toBe(200);
       expect(server.lines).toContain(`  kept in ${db}; to start afresh, stop the server and delete ${db}*`);
       const token = await getToken(server.url, first.clientId, first.clientSecret);
       expect(token.status).toBe(200);
@@ -510,4 +528,201 @@ describe('payment-server flags and environment', () => {
       expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
     }
   }, 40_000);
+});
+
+describe('payment-server on an address other than loopback', () => {
+  const token32 = 'a-sandbox-token-of-32-characters';
+
+  it.each([
+    ['0.0.0.0', 'no sandbox token', [], {}],
+    ['::', 'no sandbox token', [], {}],
+    ['0.0.0.0', 'a 31-character --sandbox-token', ['--sandbox-token', token32.slice(1)], {}],
+    ['0.0.0.0', 'a 31-character SANDBOX_TOKEN', [], { SANDBOX_TOKEN: token32.slice(1) }],
+  ])(
+    '--host %s with %s is refused (exit 2), saying why, before anything is made',
+    async (host, _case, args, env) => {
+      const db = path.join(
+        tmp,
+        `exposed-${host === '::' ? 'v6' : 'v4'}-${args.length}-${Object.keys(env).length}.sqlite`,
+      );
+      const server = run(['--port', '0', '--host', host, '--db', db, ...args], env);
+      const exit = await withTimeout(server.exited, START_TIMEOUT_MS, `payment-server --host ${host} did not exit`);
+      expect(exit).toEqual({ code: 2, signal: null });
+      expect(server.stderr()).toMatch(
+        new RegExp(
+          `--host ${host} is not a loopback address.*--sandbox-token \\(or SANDBOX_TOKEN\\) of at least 32 characters, or --no-sandbox`,
+        ),
+      );
+      expect(server.stderr()).not.toContain(token32.slice(1));
+      expect(server.lines.join('\n')).not.toMatch(/listening|sandbox token/);
+      expect(existsSync(db)).toBe(false);
+    },
+    40_000,
+  );
+
+  it('--host 0.0.0.0 starts with a --sandbox-token of 32 characters, which the sandbox API then takes', async () => {
+    const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:'], { SANDBOX_TOKEN: token32 });
+    try {
+      expect(server.host).toBe('0.0.0.0');
+      const local = `http://127.0.0.1:${server.port}`;
+      expect((await sandboxCreateOrganisation(local, token32)).status).toBe(200);
+      expect((await sandboxCreateOrganisation(local)).status).toBe(401);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('--host 0.0.0.0 with --no-sandbox needs no token', async () => {
+    const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--no-sandbox']);
+    try {
+      expect(server.lines).toContain('sandbox API: off');
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('any loopback address keeps the random sandbox token', async () => {
+    const server = await start(['--port', '0', '--host', '127.0.0.2', '--db', ':memory:']);
+    try {
+      const token = printed(server.lines, /^sandbox token: (\S+)$/);
+      expect(token).toMatch(/^sbx_/);
+      expect((await sandboxCreateOrganisation(server.url, token)).status).toBe(200);
+    } finally {
+      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+});
+
+describe('payment-server’s files', () => {
+  const mode = (file: string) => statSync(file).mode & 0o777;
+
+  it('makes the default .data/ 0700 and the database’s files 0600, and keeps its random sandbox token there', async () => {
+    const cwd = mkdtempSync(path.join(tmp, 'default-'));
+    const data = path.join(cwd, '.data');
+    const first = await start(['--port', '0'], {}, cwd);
+    let token: string | undefined;
+    try {
+      token = printed(first.lines, /^sandbox token: (\S+)$/);
+      expect(token).toMatch(/^sbx_/);
+      expect(mode(data)).toBe(0o700);
+      const files = readdirSync(data);
+      // The WAL and its index exist while the server runs, as do the lock's files.
+      expect(files).toEqual(
+        expect.arrayContaining(['payment-service.sqlite', 'payment-service.sqlite-wal', 'payment-service.sqlite-shm']),
+      );
+      for (const file of files) expect([file, mode(path.join(data, file))]).toEqual([file, 0o600]);
+    } finally {
+      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+    const again = await start(['--port', '0'], {}, cwd);
+    try {
+      expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
+      expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
+    } finally {
+      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+    }
+  }, 40_000);
+
+  it('makes a database file given by --db 0600, and one an earlier version left 0644 too', async () => {
+    const folder = mkdtempSync(path.join(tmp, 'given-'));
+    const made = path.join(folder, 'new.sqlite');
+    const old = path.join(folder, 'old.sqlite');
+    writeFileSync(old, '', { mode: 0o644 });
+    for (const db of [made, old]) {
+      const server = await start(['--port', '0', '--db', db]);
+      try {
+        for (const file of [db, `${db}-wal`, `${db}-shm`]) expect([file, mode(file)]).toEqual([file, 0o600]);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    }
+  }, 40_000);
+
+  it.each([
+    [
+      'an unknown scheme',
+      'mysql://payments:hunter2@db.example/payments',
+      /--db mysql:… is not a database this server can use/,
+    ],
+    ['an unknown scheme without slashes', 'sqlite:payments.db', /--db sqlite:… is not a database this server can use/],
+    [
+      'a path whose folder is missing',
+      path.join(tmp, 'missing-folder', 'payment.sqlite'),
+      /payment\.sqlite: the folder \S+missing-folder does not exist/,
+    ],
+  ])(
+    '--db with %s is refused (exit 2), saying why, and makes nothing',
+    async (_case, db, message) => {
+      const server = run(['--port', '0', '--db', db]);
+      const exit = await withTimeout(server.exited, START_TIMEOUT_MS, `payment-server --db ${db} did not exit`);
+      expect(exit).toEqual({ code: 2, signal: null });
+      expect(server.stderr()).toMatch(message);
+      // A URL's password is never repeated.
+      expect(server.stderr()).not.toContain('hunter2');
+      expect(server.lines.join('\n')).not.toMatch(/listening/);
+      expect(existsSync(path.join(tmp, 'missing-folder'))).toBe(false);
+      expect(existsSync(path.join(repoRoot, 'sqlite:payments.db'))).toBe(false);
+    },
+    40_000,
+  );
+});
+
+describe('payment-server --version', () => {
+  it('prints the server package’s version and exits 0', async () => {
+    const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'server/package.json'), 'utf8')) as {
+      version: string;
+    };
+    const server = run(['--version']);
+    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --version did not exit');
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(server.lines.filter(Boolean)).toEqual([version]);
+  }, 40_000);
+});
+
+describe.skipIf(!postgresAvailable())('payment-server on PostgreSQL', () => {
+  it('keeps its random sandbox token in the database across a restart, and logs a broken connection without the client', async () => {
+    const db = await freshDatabase();
+    try {
+      const first = await start(['--port', '0', '--db', db.url]);
+      const token = printed(first.lines, /^sandbox token: (\S+)$/);
+      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      expect(token).toMatch(/^sbx_/);
+
+      const again = await start(['--port', '0', '--db', db.url], { LOG_LEVEL: 'warn' });
+      try {
+        expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
+        expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
+        // Its pooled connections are cut by the database, as at a restart of it.
+        const admin = new pg.Client({ connectionString: ADMIN_URL });
+        await admin.connect();
+        try {
+          await admin.query(
+            'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+            [db.name],
+          );
+        } finally {
+          await admin.end();
+        }
+        const deadline = Date.now() + 5_000;
+        while (!again.stderr().includes('a database connection broke') && Date.now() < deadline)
+          await new Promise((r) => setTimeout(r, 50));
+        const broke = again
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('a database connection broke'))
+          .map((l) => JSON.parse(l) as { err: Record<string, unknown> });
+        expect(broke.length).toBeGreaterThan(0);
+        for (const line of broke) {
+          expect(line.err.message).toEqual(expect.any(String));
+          expect(line.err).not.toHaveProperty('client');
+        }
+        expect(again.stderr()).not.toMatch(/secretKey|processID|connectionParameters/);
+        expect(again.stderr()).not.toContain(token);
+      } finally {
+        expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    } finally {
+      await db.drop();
+    }
+  }, 60_000);
 });

@@ -133,9 +133,15 @@ export class PostgresStore extends SqlStore {
     });
     // An error event without a listener ends the process: the pool listens to its idle
     // connections, and each connection is given a listener of its own for the time it is
-    // in use (node-postgres leaves those to the user).
-    pool.on('error', onConnectionError);
-    pool.on('connect', (client) => client.on('error', onConnectionError));
+    // in use (node-postgres leaves those to the user). The pool hangs the broken client on
+    // its error (`err.client`): passed on, a log would print the connection's parameters
+    // and its cancel key.
+    const broke = (error: Error & { client?: unknown }) => {
+      delete error.client;
+      onConnectionError(error);
+    };
+    pool.on('error', broke);
+    pool.on('connect', (client) => client.on('error', broke));
     super(new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) }), 'postgres');
   }
 

@@ -10,7 +10,6 @@
  * at once (creates wait a little, off the event loop: group-commit.ts) instead of
  * blocking every request, and reads go on, as WAL readers never wait for a writer.
  */
-import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Kysely, type Selectable, SqliteDialect } from 'kysely';
@@ -40,6 +39,7 @@ import type {
 } from '../types.ts';
 import { AccountCache, SessionCache } from './caches.ts';
 import { lockFile } from './file-lock.ts';
+import { preparePrivateFiles } from './files.ts';
 import { GroupCommit } from './group-commit.ts';
 import { checkIntegrity } from './integrity.ts';
 import { compiled, withStatementCache } from './statements.ts';
@@ -54,6 +54,8 @@ export interface SqliteOptions {
   background: Background;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   rewindFrames?: number;
+  /** Make the file's folder when missing (the default `.data/`); otherwise a missing folder is an error. */
+  makeFolder?: boolean;
 }
 
 interface Create {
@@ -102,8 +104,11 @@ function compileQueries(database: Database.Database, db: Kysely<Tables>) {
 }
 
 /** Opens the file: its lock first, then SQLite's integrity check, then the connection's settings. */
-function open(file: string | undefined): { database: Database.Database; lock?: { release(): void } } {
-  if (file) mkdirSync(path.dirname(file), { recursive: true });
+function open(
+  file: string | undefined,
+  makeFolder: boolean,
+): { database: Database.Database; lock?: { release(): void } } {
+  if (file) preparePrivateFiles(file, makeFolder);
   const lock = file ? lockFile(file) : undefined;
   let database: Database.Database | undefined;
   try {
@@ -136,7 +141,7 @@ export class SqliteStore extends SqlStore {
 
   constructor(private readonly options: SqliteOptions) {
     const file = options.file === ':memory:' ? undefined : path.resolve(options.file);
-    const { database, lock } = open(file);
+    const { database, lock } = open(file, options.makeFolder ?? false);
     super(new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite');
     this.database = database;
     this.file = file;
