@@ -13,7 +13,7 @@ import { Tokens } from './auth/tokens.ts';
 import { Background } from './background/thread.ts';
 import { docsPages } from './docs/site.ts';
 import { Idempotency } from './domain/idempotency.ts';
-import { Ids, newSandboxToken } from './domain/ids.ts';
+import { Ids } from './domain/ids.ts';
 import { type DemoOrganisation, demoOrganisation } from './domain/organisations.ts';
 import { serveApi } from './http/api.ts';
 import { koaApp } from './http/app.ts';
@@ -24,6 +24,7 @@ import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
 import { Faults } from './sandbox/faults.ts';
+import { checkSandboxExposure, sandboxToken as sandboxTokenOf } from './sandbox/token.ts';
 import type { Services } from './scope.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
@@ -39,9 +40,16 @@ const readDescription = (name: string) =>
 export interface ServerOptions {
   port?: number;
   host?: string;
-  /** SQLite file path, `:memory:`, or a `postgres://` URL (any number of servers on one database). */
+  /**
+   * SQLite file path, `:memory:`, or a `postgres://` URL (any number of servers on one database).
+   * A file's folder must exist, except the default's (`.data/`, made 0700).
+   */
   db?: string;
-  /** The sandbox API's bearer token; `false` turns the sandbox API off; undefined picks a random one. */
+  /**
+   * The sandbox API's bearer token; `false` turns the sandbox API off; undefined takes the
+   * database's own, random, made on its first start. On a host other than loopback, a token
+   * of at least 32 characters must be given (sandbox/token.ts).
+   */
   sandboxToken?: string | false;
   publicUrl?: string;
   docsUrl?: string;
@@ -56,7 +64,7 @@ export interface ServerOptions {
   webhookPollIntervalMs?: number;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   walRewindFrames?: number;
-  /** Time a request has to arrive in full, headers and body (default: Node's, 60 s for the headers and 300 s in all). */
+  /** Time a request has to arrive in full, headers and body (default 30 s, the headers within 10 s). */
   requestTimeoutMs?: number;
 }
 
@@ -91,6 +99,8 @@ async function compose(
   stops: Array<() => unknown>,
   stop: () => Promise<void>,
 ): Promise<PaymentServer> {
+  // Before anything is made: a refused start leaves nothing behind.
+  checkSandboxExposure(options.host ?? '127.0.0.1', options.sandboxToken);
   const logging = await serverLog(options.logger);
   stops.push(() => logging.close());
   const { log } = logging;
@@ -100,12 +110,13 @@ async function compose(
     background,
     log,
     rewindFrames: options.walRewindFrames,
+    makeFolder: options.db === undefined,
   });
   stops.push(() => store.close());
   await store.migrate();
   const credentials = new Credentials(store, new Secrets(background.scrypt.bind(background)));
   const faults = await Faults.open(store);
-  const sandboxToken = options.sandboxToken === false ? undefined : (options.sandboxToken ?? newSandboxToken());
+  const sandboxToken = await sandboxTokenOf(options.sandboxToken, store);
   const definitions = { public: readDescription('openapi.json'), sandbox: readDescription('sandbox.json') };
   const apis = {
     public: await publicApi(definitions.public),
@@ -153,6 +164,9 @@ async function compose(
   );
   http.serve(app.callback(), docsUrl, log);
   stops.push(() => services.webhooks.stop());
+  // Run before the webhooks' stop, which waits for the deliveries under way: no request
+  // is taken meanwhile.
+  stops.push(() => http.stopAccepting());
   await services.webhooks.start();
 
   const cleanup = setInterval(() => {

@@ -29,11 +29,15 @@ export function renderLandingPage(options: { publicUrl: string; sandbox: boolean
       ${sandbox}
       <div class="card">
         <h2>Start here</h2>
-        <p>Exchange an API key for a token, create a checkout session with it, and open the session's <code>url</code>:</p>
-        <pre><code>curl -s -X POST ${base}/api/token -d "clientId=$CLIENT_ID&amp;clientSecret=$CLIENT_SECRET"
-curl -s -X POST ${base}/api/checkout-sessions -H "authorization: Bearer $TOKEN" \\
-  -H 'content-type: application/json' \\
-  -d '{"type":"single","amount":{"total":25},"creditorReference":{"reference":"ORDER-1"},
+        <p>Exchange an API key (the demo organisation's test key was printed when the server started) for a
+      token, create a checkout session with it, and open the session's <code>url</code>:</p>
+        <pre class="wrap"><code>CLIENT_ID=ck_test_...  CLIENT_SECRET=sk_...
+TOKEN=$(curl -s -X POST ${base}/api/token \\
+  -d "clientId=$CLIENT_ID&amp;clientSecret=$CLIENT_SECRET" | jq -r .accessToken)
+curl -s -X POST ${base}/api/checkout-sessions \\
+  -H "authorization: Bearer $TOKEN" -H 'content-type: application/json' \\
+  -d '{"type":"single","amount":{"total":25},
+       "creditorReference":{"reference":"ORDER-1"},
        "checkoutMethod":"both","redirectUrl":"https://shop.example/thanks"}'</code></pre>
         <p class="links">
           <a href="/docs/">API reference</a>

@@ -8,6 +8,7 @@ import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { RouterMiddleware as Middleware } from '@koa/router';
 import type { Context } from 'koa';
+import { PAGE_POLICY, redocPolicy } from '../http/security.ts';
 import { collectErrorCodes, renderErrorPage } from './error-page.ts';
 import { renderLandingPage } from './landing.ts';
 
@@ -38,6 +39,7 @@ export interface DocsPages {
 
 const html = (ctx: Context, body: string | Buffer) => {
   ctx.set('cache-control', 'no-cache');
+  ctx.set('content-security-policy', PAGE_POLICY);
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = body;
 };
@@ -46,6 +48,15 @@ export function docsPages(options: SiteOptions): DocsPages {
   const dir = path.resolve(options.dir);
   const errorPage = renderErrorPage(collectErrorCodes(options.descriptions as Array<Record<string, unknown>>));
   const landingPage = renderLandingPage(options);
+  // A Redoc page's policy names the hashes of its scripts: worked out once per version of the file.
+  const policies = new Map<string, { version: string; policy: string }>();
+  const policyOf = (file: string, version: string, body: Buffer) => {
+    const known = policies.get(file);
+    if (known?.version === version) return known.policy;
+    const policy = redocPolicy(body.toString('utf8'));
+    policies.set(file, { version, policy });
+    return policy;
+  };
   return {
     landing: (ctx) => html(ctx, landingPage),
     errorCodes: (ctx) => html(ctx, errorPage),
@@ -66,7 +77,10 @@ export function docsPages(options: SiteOptions): DocsPages {
       }
       ctx.set('cache-control', 'no-cache');
       ctx.type = contentTypes[path.extname(file)] ?? 'application/octet-stream';
-      ctx.body = await readFile(file);
+      const body = await readFile(file);
+      if (path.extname(file) === '.html')
+        ctx.set('content-security-policy', policyOf(file, `${info.mtimeMs}:${info.size}`, body));
+      ctx.body = body;
     },
   };
 }

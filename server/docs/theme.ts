@@ -22,8 +22,9 @@ const CSS = `
   a { color: var(--link); text-decoration: none; }
   a:hover { text-decoration: underline; }
   code, pre { font-family: var(--mono); font-size: 13px; }
-  :not(pre) > code { background: var(--layer); border: 1px solid var(--border); border-radius: 4px; padding: 0 4px; }
+  :not(pre) > code { background: var(--layer); border: 1px solid var(--border); border-radius: 4px; padding: 0 4px; overflow-wrap: anywhere; }
   pre { background: var(--layer); border: 1px solid var(--border); border-radius: 8px; padding: 12px 16px; overflow-x: auto; line-height: 20px; }
+  pre.wrap { white-space: pre-wrap; overflow-wrap: anywhere; }
   .layout { display: flex; min-height: 100vh; }
   .sidebar { width: 285px; flex: none; border-right: 1px solid var(--border); padding: 16px; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
   .sidebar h2 { font-size: 12px; line-height: 20px; text-transform: uppercase; letter-spacing: .04em; color: var(--text-secondary); margin: 16px 4px 4px; }

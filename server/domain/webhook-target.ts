@@ -21,6 +21,10 @@ const ALSO_SPECIAL = [
   ['2001::', 23], // RFC 2928 IETF protocol assignments (benchmarking, ORCHIDv2, ...)
   ['3fff::', 20], // RFC 9637 documentation
   ['5f00::', 16], // RFC 9602 segment routing SIDs
+  // RFC 4291 2.5.5.1 IPv4-compatible addresses (::a.b.c.d), deprecated and routed nowhere:
+  // ::127.0.0.1 is loopback in disguise on stacks that still map them. (:: and ::1 are
+  // refused by their own names first.)
+  ['::', 96],
 ].map(([network, bits]) => [ipaddr.parse(network as string), bits as number] as const);
 
 /** The IP address a URL host or resolved address names (brackets off), or undefined for a name. */

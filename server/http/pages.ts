@@ -15,20 +15,29 @@ import type { Responder } from './responder.ts';
 /** How long a health answer stands: a load balancer polling it costs at most one write a second. */
 const HEALTH_CHECK_MS = 1000;
 
+/** The whole of a 503's body: anyone may ask, and a driver's error names the database's address. */
+const DEGRADED = '{"ok":false,"problem":"the database cannot be written"}';
+
 /**
  * GET /healthz: 200 `{"ok":true}` while the database can be written (a one-row write is
- * tried), else 503 `{"ok":false,"problem":…}`: a server that cannot take a create is not
- * healthy, though it still answers reads.
+ * tried), else 503 DEGRADED: a server that cannot take a create is not healthy, though it
+ * still answers reads. Why it cannot goes to the log, once per change.
  */
 function health(services: Services, responder: Responder): RouterMiddleware {
   let checked: { at: number; problem: Promise<string | undefined> } | undefined;
+  let logged: string | undefined;
   return async (ctx) => {
     const now = performance.now();
     if (!checked || now - checked.at >= HEALTH_CHECK_MS)
       checked = { at: now, problem: services.store.writeProblem().catch((error: Error) => error.message) };
     const problem = await checked.problem;
+    if (problem !== logged) {
+      if (problem === undefined) services.log.info('health: the database can be written again');
+      else services.log.warn({ problem }, 'health: the database cannot be written');
+      logged = problem;
+    }
     if (problem === undefined) return responder.json(ctx, 200, '{"ok":true}');
-    responder.json(ctx, 503, JSON.stringify({ ok: false, problem: `the database cannot be written: ${problem}` }));
+    responder.json(ctx, 503, DEGRADED);
   };
 }
 

@@ -3,12 +3,14 @@
  * reference, and the rails the payment allows. In test mode it has buttons to make the
  * payment succeed, be declined or stay pending; on success the browser is sent (303) to
  * the merchant's redirectUrl with transactionId (and checkoutSessionId) appended.
- * A completed or expired payment shows a clear page instead. Routed in http/pages.ts.
+ * A completed or expired payment shows a clear page instead, the completed one with a way
+ * back to the merchant. Routed in http/pages.ts.
  */
 import type { Context } from 'koa';
 import { orgNow } from '../domain/clock.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Outcome } from '../domain/lifecycle.ts';
+import { redirectAfterSuccess } from '../domain/lifecycle.ts';
 import { statusAt } from '../domain/payments.ts';
 import { payerAttempt } from '../sandbox/payer.ts';
 import type { Services } from '../scope.ts';
@@ -36,12 +38,19 @@ function money(payment: Payment): string {
   return new Intl.NumberFormat('en', { style: 'currency', currency: payment.currency }).format(payment.amountTotal);
 }
 
-function layout(title: string, body: string): string {
+/**
+ * How often the page of a pending payment reloads itself: the outcome comes from the bank
+ * (the sandbox API here), not from this page, and the page says it will show it. A meta
+ * refresh, as the page's policy allows no script.
+ */
+export const PENDING_REFRESH_SECONDS = 3;
+
+function layout(title: string, body: string, head = ''): string {
   return `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
-  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <meta name="viewport" content="width=device-width, initial-scale=1">${head}
   <title>${escapeHtml(title)}</title>
   <style>
     body { font: 17px/1.5 system-ui, sans-serif; margin: 0; background: #f4f5f7; color: #1d1d1f; }
@@ -82,20 +91,27 @@ function details(org: Organisation, payment: Payment): string {
     <dl>${rows.map(([k, v]) => `<dt>${escapeHtml(k)}</dt><dd>${escapeHtml(v)}</dd>`).join('')}</dl>`;
 }
 
+/** The page of `payment` at `path` (its address, without a query), as it stands at `now`. */
 export function renderPage(
   org: Organisation,
   payment: Payment,
   now: number,
-  action: string,
+  path: string,
   result?: string,
 ): { status: number; html: string } {
   const status = statusAt(payment, now);
   if (status === 'completed') {
+    // The same address a successful attempt sends the payer to: a payer who came back
+    // here (or whose payment completed while pending) can still reach the merchant.
+    const back = redirectAfterSuccess(payment);
+    const next = back
+      ? `\n    <p><a class="return" href="${escapeHtml(back)}">Return to ${escapeHtml(org.name)}</a></p>`
+      : '';
     return {
       status: 200,
       html: layout(
         'Payment complete',
-        `    <h1>Payment complete</h1>\n    <p role="status">This payment to ${escapeHtml(org.name)} (${escapeHtml(money(payment))}, reference ${escapeHtml(payment.reference)}) has been made. You can close this page.</p>`,
+        `    <h1>Payment complete</h1>\n    <p role="status">This payment to ${escapeHtml(org.name)} (${escapeHtml(money(payment))}, reference ${escapeHtml(payment.reference)}) has been made.${back ? '' : ' You can close this page.'}</p>${next}`,
       ),
     };
   }
@@ -108,9 +124,10 @@ export function renderPage(
       ),
     };
   }
+  const shown = status === 'pending' ? 'pending' : result;
   const message =
-    result && RESULTS[result]
-      ? `\n    <p class="status" role="${result === 'declined' ? 'alert' : 'status'}">${RESULTS[result]}</p>`
+    shown && RESULTS[shown]
+      ? `\n    <p class="status" role="${shown === 'declined' ? 'alert' : 'status'}">${RESULTS[shown]}</p>`
       : '';
   const forms =
     payment.mode === 'test'
@@ -118,7 +135,7 @@ export function renderPage(
         railsOf(payment)
           .map(
             (rail) => `
-    <form method="post" action="${escapeHtml(action)}">
+    <form method="post" action="${escapeHtml(`${path}/attempts`)}">
       <fieldset>
         <legend>${RAILS[rail]}</legend>
         <input type="hidden" name="rail" value="${rail}">
@@ -128,7 +145,12 @@ export function renderPage(
           )
           .join('')
       : `\n    <p class="note">Live payments are not taken by this sandbox server.</p>`;
-  return { status: 200, html: layout(`Pay ${org.name}`, `${details(org, payment)}${message}${forms}`) };
+  // Reloads its own address without ?result=, so the outcome shown is the payment's, not the last button's.
+  const refresh =
+    status === 'pending'
+      ? `\n  <meta http-equiv="refresh" content="${PENDING_REFRESH_SECONDS}; url=${escapeHtml(path)}">`
+      : '';
+  return { status: 200, html: layout(`Pay ${org.name}`, `${details(org, payment)}${message}${forms}`, refresh) };
 }
 
 /** Which payments a hosted page shows: checkout sessions by `cs_` id, the others by transaction id. */
@@ -172,7 +194,7 @@ export function hostedPages(services: Services) {
         if (!found) return html(ctx, 404, NOT_FOUND);
         const { payment, org } = found;
         const result = typeof ctx.query.result === 'string' ? ctx.query.result : undefined;
-        const page = renderPage(org, payment, orgNow(org), `${pagePath(section, payment)}/attempts`, result);
+        const page = renderPage(org, payment, orgNow(org), pagePath(section, payment), result);
         html(ctx, page.status, page.html);
       },
     attempt: (section: Section) =>

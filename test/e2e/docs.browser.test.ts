@@ -205,6 +205,63 @@ describe('docs in a browser', () => {
     await page.close();
   });
 
+  it('renders every page under its Content-Security-Policy, with no violation reported (Redoc and its search worker included)', async () => {
+    for (const [pathname, ready] of <const>[
+      ['/docs/', 'Payment Service API'],
+      ['/docs/sandbox/', 'Payment Service Sandbox API'],
+      ['/docs/errors/', 'Error codes · Payment Service API'],
+      ['/', 'Payment Service reference server'],
+    ]) {
+      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+      const violations: string[] = [];
+      await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
+      await page.addInitScript(() =>
+        document.addEventListener('securitypolicyviolation', (e) =>
+          (window as unknown as { reportViolation(t: string): void }).reportViolation(
+            `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`,
+          ),
+        ),
+      );
+      page.on('console', (m) => {
+        if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
+      });
+      const response = await page.goto(`${server.url}${pathname}`, { waitUntil: 'load' });
+      const policy = response?.headers()['content-security-policy'] ?? '';
+      expect(policy, pathname).toContain("default-src 'none'");
+      expect(policy, pathname).toContain("frame-ancestors 'none'");
+      // Scripts by their hashes only: an injected one does not run. (Redoc's search worker needs eval.)
+      expect(policy.match(/script-src[^;]*/)?.[0] ?? '', pathname).not.toContain("'unsafe-inline'");
+      if (!pathname.startsWith('/docs/') || pathname === '/docs/errors/')
+        expect(policy, pathname).not.toContain('script-src');
+      await expect.poll(() => page.title(), { message: pathname }).toBe(ready);
+      if (pathname.startsWith('/docs/') && pathname !== '/docs/errors/') {
+        // Rendered by its script; its search index (built in a worker as the page loads) has had time to start.
+        const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+        await expect.poll(() => sidebar.count(), { message: pathname }).toBeGreaterThan(3);
+        await page.waitForTimeout(1000);
+      }
+      expect(violations, pathname).toEqual([]);
+      await page.close();
+    }
+  }, 60_000);
+
+  it('fits the landing page and its example to a phone screen, the example setting the token it uses', async () => {
+    const page = await browser.newPage({ viewport: { width: 360, height: 740 } });
+    await page.goto(`${server.url}/`, { waitUntil: 'load' });
+    const widths = await page.evaluate(() => ({
+      page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+      examples: [...document.querySelectorAll('pre')].map((pre) => [pre.scrollWidth, pre.clientWidth]),
+    }));
+    await page.screenshot({ path: path.join(shots, 'landing-phone.png'), fullPage: true });
+    expect(widths.page[0]).toBeLessThanOrEqual(widths.page[1]!);
+    expect(widths.examples.length).toBe(1);
+    for (const [scroll, client] of widths.examples) expect(scroll).toBeLessThanOrEqual(client!);
+    const example = await page.locator('pre').innerText();
+    expect(example).toMatch(/^TOKEN=\$\(curl .*\/api\/token/m);
+    expect(example.indexOf('TOKEN=')).toBeLessThan(example.indexOf('$TOKEN'));
+    await page.close();
+  });
+
   it('made no request off the local docs server (works offline)', () => {
     expect(offsite).toEqual([]);
   });

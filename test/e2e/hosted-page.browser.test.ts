@@ -265,6 +265,35 @@ describe('hosted payment page in a browser', () => {
       await page.close();
     });
 
+    it('a pending session’s page reloads itself and shows the completion; its link leads back to the merchant', async () => {
+      const session = await createSession();
+      await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, {
+        rail: 'card',
+        outcome: 'pending',
+      });
+      const { page } = await open(session.url);
+      expect(await page.getByRole('status').innerText()).toMatch(/being processed/);
+      // The bank's answer comes while the payer watches the page.
+      await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, {
+        rail: 'card',
+        outcome: 'succeeded',
+      });
+      await expect.poll(() => page.locator('h1').innerText(), { timeout: 10_000 }).toBe('Payment complete');
+      expect(page.url()).toBe(session.url);
+      await page.screenshot({ path: path.join(shots, 'c-completed-after-pending.png'), fullPage: true });
+      const back = page.getByRole('link', { name: `Return to ${ORG_NAME}` });
+      await Promise.all([page.waitForURL((url) => url.href.startsWith(merchantUrl)), back.click()]);
+      const landed = new URL(page.url());
+      expect(landed.pathname).toBe('/done');
+      expect(Object.fromEntries(landed.searchParams)).toMatchObject({
+        order: '42',
+        lang: 'en',
+        checkoutSessionId: session.id,
+      });
+      expect(landed.searchParams.get('transactionId')).toMatch(UUID);
+      await page.close();
+    });
+
     it('an expired session (org clock 24 h + 1 s on) shows the expired page, HTTP 410, no buttons', async () => {
       // Its own organisation: the clock moves for every payment of an organisation.
       const other = await t.organisation();

@@ -377,6 +377,10 @@ describe('webhookUrl targets', () => {
     ['https://[64:ff9b::169.254.169.254]/hooks', 'test', false],
     ['https://[64:ff9b::93.184.216.34]/hooks', 'live', false],
     ['https://[64:ff9b:1::1]/hooks', 'live', false],
+    // IPv4-compatible (::/96, deprecated): not the IPv4 address, nor loopback, in any mode.
+    ['https://[::127.0.0.1]/hooks', 'live', false],
+    ['https://[::127.0.0.1]/hooks', 'test', false],
+    ['https://[::93.184.216.34]/hooks', 'live', false],
     ['https://[2002:a9fe:a9fe::1]/hooks', 'live', false],
     ['https://[2001::1]/hooks', 'live', false],
     ['https://[2001:db8::1]/hooks', 'live', false],

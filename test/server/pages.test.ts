@@ -1,10 +1,12 @@
 /**
  * The pages the server renders beside the API (design, "Reference server"): the landing
- * page at / and the error-code page, over HTTP. Their look and links in a browser are in
- * test/e2e/docs.browser.test.ts.
+ * page at / and the error-code page, over HTTP, and how a hosted payment page follows its
+ * payment (a pending one reloads itself, a completed one leads back to the merchant).
+ * Their look and links in a browser are in test/e2e/docs.browser.test.ts and
+ * test/e2e/hosted-page.browser.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
+import { SANDBOX_TOKEN, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
 let off: TestServer;
@@ -38,6 +40,14 @@ describe('the landing page', () => {
     expect(html).toMatch(/printed\s+when the server started/);
   });
 
+  it('shows how the token its example uses is set, before it is used', async () => {
+    const html = await (await fetch(`${t.url}/`)).text();
+    const example = html.match(/<pre[^>]*><code>([\s\S]*?)<\/code><\/pre>/)![1]!;
+    expect(example).toMatch(/^TOKEN=\$\(curl -s -X POST \S+\/api\/token /m);
+    expect(example.indexOf('TOKEN=$(')).toBeLessThan(example.indexOf('Bearer $TOKEN'));
+    expect(example.indexOf('CLIENT_ID=')).toBeLessThan(example.indexOf('$CLIENT_ID'));
+  });
+
   it('says when the sandbox API is off', async () => {
     const html = await (await fetch(`${off.url}/`)).text();
     expect(html).toContain('The sandbox API is off on this server.');
@@ -62,5 +72,53 @@ describe('the error-code page', () => {
     const anchors = hrefs.filter((h) => h!.startsWith('#'));
     expect(anchors.length).toBeGreaterThanOrEqual(13);
     for (const anchor of anchors) expect(html).toContain(`<section class="card" id="${anchor!.slice(1)}"`);
+  });
+});
+
+describe('a hosted payment page following its payment', () => {
+  const REFRESH = /<meta http-equiv="refresh" content="(\d+); url=([^"]+)">/;
+
+  async function pendingSession() {
+    const org = await t.organisation();
+    const created = await t.request('POST', '/api/checkout-sessions', {
+      token: org.testToken,
+      body: sessionRequest({ redirectUrl: 'https://shop.example.com/done?order=1001&lang=en' }),
+    });
+    return created.body as { id: string; url: string };
+  }
+
+  it('reloads itself, at its own address, while the payment is pending, and says the outcome will show', async () => {
+    const session = await pendingSession();
+    expect((await (await fetch(session.url)).text()).match(REFRESH), 'not yet attempted').toBeNull();
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'pending' });
+    for (const address of [session.url, `${session.url}?result=pending`]) {
+      const html = await (await fetch(address)).text();
+      const refresh = html.match(REFRESH);
+      expect(refresh, address).not.toBeNull();
+      expect(Number(refresh![1])).toBeLessThanOrEqual(5);
+      expect(refresh![2]).toBe(`/pay/${session.id}`);
+      expect(html).toMatch(/<p class="status" role="status">The payment is being processed/);
+    }
+  });
+
+  it('once completed stops reloading, and links back to the redirectUrl with the ids, as the redirect after paying does', async () => {
+    const session = await pendingSession();
+    await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, { rail: 'card', outcome: 'pending' });
+    const paid = await t.sandbox('POST', `/sandbox/checkout-sessions/${session.id}/attempts`, {
+      rail: 'card',
+      outcome: 'succeeded',
+    });
+    const html = await (await fetch(session.url)).text();
+    expect(html).toContain('<h1>Payment complete</h1>');
+    expect(html.match(REFRESH)).toBeNull();
+    const back = html.match(/<a class="return" href="([^"]+)">([^<]+)<\/a>/);
+    expect(back).not.toBeNull();
+    expect(back![1]!.replaceAll('&#38;', '&')).toBe(paid.redirectTo);
+    const url = new URL(paid.redirectTo);
+    expect([
+      url.origin + url.pathname,
+      url.searchParams.get('order'),
+      url.searchParams.get('checkoutSessionId'),
+    ]).toEqual(['https://shop.example.com/done', '1001', session.id]);
   });
 });
