@@ -3,7 +3,11 @@ import type { Capability } from './adapter.ts';
 import type { CheckContext } from './context/check.ts';
 import type { Level } from './outcome.ts';
 
-export interface Check {
+/**
+ * `Ctx` is what the check runs against: a target (`run`, the default) or a merchant's
+ * receiver (`receiver`), so both kinds share ids, clauses, levels and reports.
+ */
+export interface Check<Ctx = CheckContext> {
   /** Stable id, e.g. IDEM-002; the registry refuses duplicates. */
   id: string;
   /** The clause ids (conformance/clauses.ts, anchors in SERVICE.md) it enforces; at least one. */
@@ -32,11 +36,11 @@ export interface Check {
   slow?: boolean;
   /** Judges what reaches the suite's receiver: it runs only after the delivery preflight saw one arrive. */
   webhooks?: boolean;
-  run(ctx: CheckContext): Promise<void>;
+  run(ctx: Ctx): Promise<void>;
 }
 
 /** A check as the registry holds it: its level and rule worked out from its clauses. */
-export interface RegisteredCheck extends Omit<Check, 'level'> {
+export interface RegisteredCheck<Ctx = CheckContext> extends Omit<Check<Ctx>, 'level'> {
   level: Level;
   /** The cited clause ids rendered for people: "idem.conflict, order.idempotency". */
   rule: string;

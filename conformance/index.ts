@@ -23,6 +23,7 @@ export { AdapterError, CAPABILITIES } from './adapter.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
 export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run.ts';
+export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
 
 export type Reporter = (typeof REPORTERS)[number];
 

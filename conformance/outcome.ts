@@ -56,6 +56,8 @@ export interface Coverage {
 }
 
 export interface Report {
+  /** The suite's version and the clause register's: what produced the verdicts, against which document. */
+  tool: { name: string; version: string; clauseRegisterVersion: string };
   target: string;
   startedAt: string;
   durationMs: number;

@@ -5,12 +5,15 @@
  * The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
  */
 import { existsSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './checks/index.ts';
+import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
-import { receiverCommand } from './receiver-check.ts';
+import { DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
 import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run.ts';
+import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
 
@@ -25,6 +28,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .description(
       'Checks an implementation of the payment service, or a merchant webhook receiver, against the service document.',
     )
+    .version(TOOL_VERSION, '--version', 'print the version of payment-conformance')
     .exitOverride()
     .showHelpAfterError();
 
@@ -51,7 +55,10 @@ export function buildProgram(setExit: (code: number) => void): Command {
       integer,
       DEFAULT_MANUAL_TIMEOUT_MS / 1000,
     )
-    .option('--only <glob>', 'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003")')
+    .option(
+      '--only <glob>',
+      'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003"; !glob excludes, e.g. "!HOOK-*")',
+    )
     .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
     .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
     .option('--strict-assumptions', 'fail the run when a check of our modelling (level assumption) fails', false)
@@ -105,32 +112,91 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--legacy <mode>',
       'legacy two-field bodies: accept or reject (not given: either answer passes, handling them is optional)',
     )
+    .option(
+      '--only <glob>',
+      'run only the checks whose id matches (comma-separated globs, e.g. "RCV-00?"; !glob excludes)',
+    )
+    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_RECEIVER_OUT)
+    .option(
+      '--base-url <url>',
+      'a target that makes real payments for the events (without it, they name made-up payments)',
+    )
+    .option('--sandbox-token <token>', 'with --base-url: bearer token of the target’s sandbox API, to pay')
+    .option('--adapter <module>', 'with --base-url: ES module of a target adapter offering attempt, to pay')
+    .option('--client-id <id>', 'with --base-url: an API key of the receiver’s organisation (the payments are its own)')
+    .option('--client-secret <secret>', 'with --base-url: that key’s secret')
+    .option(
+      '--settle-timeout <seconds>',
+      'with --base-url: how long a payment is awaited to complete',
+      integer,
+      DEFAULT_SETTLE_TIMEOUT_S,
+    )
     .action(async (o) => {
       if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy))
         throw new SetupError('--legacy must be accept or reject.');
-      setExit(await receiverCommand({ url: o.url, secret: o.secret, legacy: o.legacy }, out));
+      setExit(
+        await receiverCommand(
+          {
+            url: o.url,
+            secret: o.secret,
+            legacy: o.legacy,
+            only: o.only,
+            reporter: o.reporter,
+            out: o.out,
+            baseUrl: o.baseUrl,
+            sandboxToken: o.sandboxToken,
+            adapter: o.adapter,
+            clientId: o.clientId,
+            clientSecret: o.clientSecret,
+            settleTimeoutS: o.settleTimeout,
+          },
+          out,
+        ),
+      );
     });
 
   program
     .command('adapter')
     .description('target adapters')
     .command('init')
-    .description('write a commented TypeScript starter adapter, every capability stubbed and typed')
-    .option('--out <file>', 'where to write it', 'payment-adapter.ts')
+    .description(
+      'write a commented starter adapter (an ES module Node loads as it is, typed with JSDoc), every capability stubbed',
+    )
+    .option('--out <file>', 'where to write it', 'payment-adapter.mjs')
     .option('--force', 'overwrite the file if it exists', false)
     .action((o) => {
       if (existsSync(o.out) && !o.force) throw new SetupError(`${o.out} exists; pass --force to overwrite it.`);
       writeFileSync(o.out, ADAPTER_TEMPLATE);
       out.write(`wrote ${o.out}: fill in what your implementation offers, then run\n`);
-      out.write(`  npx payment-conformance run --base-url <url> --adapter ./${o.out.replace(/\.ts$/, '.js')}\n`);
+      out.write(
+        `  npx payment-conformance run --base-url <url> --adapter ${path.isAbsolute(o.out) ? o.out : `./${o.out}`}\n`,
+      );
       setExit(0);
     });
 
   program
     .command('list')
-    .description('print every check: id, level, rule reference, title')
-    .action(() => {
+    .description('print every check: id, level, the clauses it enforces, title')
+    .option('--json', 'print them as a JSON array, with section, requires and the register version')
+    .action((o: { json?: boolean }) => {
       const checks = createRegistry().all();
+      if (o.json) {
+        const listed = checks.map((c) => ({
+          id: c.id,
+          level: c.level,
+          clauses: c.clauses,
+          section: c.section,
+          title: c.title,
+          requires: c.requires ?? [],
+          ...(c.assumption ? { assumption: c.assumption } : {}),
+        }));
+        out.write(
+          `${JSON.stringify({ tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION }, checks: listed }, null, 2)}\n`,
+        );
+        setExit(0);
+        return;
+      }
       const width = (f: (c: (typeof checks)[number]) => string) => Math.max(...checks.map((c) => f(c).length));
       const [wi, wl, wr] = [
         width((c) => c.id),

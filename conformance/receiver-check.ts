@@ -1,83 +1,345 @@
 /**
  * `payment-conformance receiver`: checks a merchant's webhook receiver the way the
  * service would call it (service document: Events, Signature header, Receiver
- * verification steps, Response and retry behaviour, Legacy payload). Every delivery is
- * made for a fresh transaction, so deduplication cannot hide a wrong answer.
+ * verification steps, Response and retry behaviour, Legacy payload). The checks are
+ * registered like the `run` checks (ids, clauses, levels, `--only`) and reported by the
+ * same reporters, each failure with the delivery sent, the receiver's answer and a curl
+ * line that replays the delivery byte for byte.
+ *
+ * Every delivery is made for a transaction of its own, so deduplication cannot hide a
+ * wrong answer. Without --base-url the transactions are made up; with it (and the
+ * receiver's organisation's credentials) each is a real card payment on the target whose
+ * webhookUrl is the receiver, so a receiver that reads the payment back before acting,
+ * as the document asks, finds it paid.
  */
-import { explainClauses } from './clauses.ts';
 import { randomUUID } from 'node:crypto';
-import pc from 'picocolors';
-import { computeSignature, signWebhook, SIGNATURE_HEADER } from '@payment-service/client/webhooks';
-import type { Output } from './reporters/console.ts';
-import { type Level, SetupError } from './outcome.ts';
+import path from 'node:path';
+import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
+import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
+import { checkAdapter, loadAdapter } from './adapters/load.ts';
+import { sandboxAdapter } from './adapters/sandbox.ts';
+import type { Check, RegisteredCheck } from './check.ts';
+import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
+import { responseText, send, shellQuote } from './http.ts';
+import { text } from './json.ts';
+import {
+  CheckFailure,
+  CheckSkipped,
+  type Evidence,
+  failsRun,
+  type Report,
+  type Result,
+  SetupError,
+} from './outcome.ts';
+import { Redactor } from './redact.ts';
+import { Registry } from './registry.ts';
+import { ConsoleReporter, type Output } from './reporters/console.ts';
+import { writeHtmlReport } from './reporters/html.ts';
+import { writeJsonReport } from './reporters/json.ts';
+import { writeJunitReport } from './reporters/junit.ts';
+import { coverageOf, DEFAULT_SETTLE_TIMEOUT_S, REPORTERS } from './run.ts';
+import { TOOL_VERSION } from './version.ts';
 
 export interface ReceiverOptions {
   url: string;
   secret: string;
   /** Undefined: --legacy not given (handling legacy bodies is optional; either answer passes). */
   legacy: 'accept' | 'reject' | undefined;
+  only?: string;
+  /** console, json, junit, html (comma-separated); console when not given. */
+  reporter?: string;
+  out?: string;
+  /** The target that makes real payments for the events (with a way to pay: sandbox or adapter). */
+  baseUrl?: string;
+  sandboxToken?: string;
+  adapter?: string | TargetAdapter;
+  /** An API key of the receiver's own organisation: the payments are that organisation's. */
+  clientId?: string;
+  clientSecret?: string;
+  settleTimeoutS?: number;
 }
+
+export const DEFAULT_RECEIVER_OUT = 'reports/receiver';
+
+/** Why a check cannot be judged with made-up events: said as its skip reason. */
+export const NEEDS_REAL_PAYMENTS =
+  'needs real payments: give --base-url with --sandbox-token or --adapter, and --client-id/--client-secret of the receiver’s organisation';
+
+const MADE_UP_NOTE =
+  ' The event names a made-up payment (no --base-url): a receiver that reads the payment back before acting may refuse it; run with --base-url to send events of real payments.';
 
 interface Sent {
   status: number | null;
   ms: number;
   error?: string;
-}
-
-interface ReceiverCheck {
-  id: string;
-  level: Level;
-  /** The clause ids (conformance/clauses.ts) it enforces. */
-  clauses: readonly string[];
-  title: string;
-  run(r: Deliverer): Promise<string | undefined>;
+  /** The delivery as sent, the answer, and a curl line replaying the delivery. */
+  evidence: Evidence;
 }
 
 const ANSWER_LIMIT_MS = 5000;
 const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
 const show = (s: Sent) => (s.status === null ? `no answer (${s.error})` : `${s.status} in ${s.ms} ms`);
+const now = () => Math.floor(Date.now() / 1000);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-class Deliverer {
-  constructor(private readonly options: ReceiverOptions) {}
+/** A completed payment of the receiver's organisation, as its event names it. */
+interface RealPayment {
+  checkoutSessionId: string;
+  transactionId: string;
+  foreignTransactionId: string;
+  createdAt: string;
+}
 
-  get secret() {
+/**
+ * Real payments on the target: a card session of the receiver's organisation whose
+ * webhookUrl is the receiver, paid through the adapter's attempt. The target delivers its
+ * own signed webhook for each; the checks then send their variants of that event.
+ */
+class Payments {
+  private token: Promise<string> | undefined;
+
+  constructor(
+    private readonly o: {
+      baseUrl: string;
+      clientId: string;
+      clientSecret: string;
+      adapter: TargetAdapter;
+      receiverUrl: string;
+      settleMs: number;
+    },
+    private readonly redactor: Redactor,
+  ) {}
+
+  get adapter(): TargetAdapter {
+    return this.o.adapter;
+  }
+
+  get settleMs(): number {
+    return this.o.settleMs;
+  }
+
+  private accessToken(): Promise<string> {
+    this.token ??= (async () => {
+      const issued = await send(
+        this.o.baseUrl,
+        'POST',
+        '/api/token',
+        { form: { clientId: this.o.clientId, clientSecret: this.o.clientSecret } },
+        'receiver',
+        this.redactor,
+      );
+      const token = text(issued.json, 'accessToken');
+      if (issued.status !== 200 || !token)
+        throw new SetupError(
+          `--client-id/--client-secret: the target answered ${issued.status} to POST /api/token (${this.redactor.text(issued.text).slice(0, 200)}).`,
+        );
+      return token;
+    })();
+    return this.token;
+  }
+
+  /** A card session whose webhook goes to the receiver; refused creation is a setup error. */
+  async session(foreignTransactionId: string): Promise<string> {
+    const created = await send(
+      this.o.baseUrl,
+      'POST',
+      '/api/checkout-sessions',
+      {
+        token: await this.accessToken(),
+        headers: { 'idempotency-key': `conf-receiver-${randomUUID()}` },
+        json: {
+          type: 'single',
+          amount: { total: 1.23 },
+          creditorReference: { reference: 'conformance' },
+          redirectUrl: 'https://conformance.invalid/paid',
+          checkoutMethod: 'card',
+          webhookUrl: this.o.receiverUrl,
+          foreignTransactionId,
+        },
+      },
+      'receiver',
+      this.redactor,
+    );
+    const id = text(created.json, 'id');
+    if (created.status !== 200 || !id) {
+      const param = text(created.json, 'error', 'details', 0, 'param') ?? text(created.json, 'error', 'param');
+      const why =
+        param === 'webhookUrl'
+          ? ' The target refused the receiver as a webhookUrl (the document requires HTTPS, publicly reachable): give an HTTPS --url.'
+          : '';
+      throw new SetupError(
+        `A checkout session for the receiver could not be created: ${created.status} ${this.redactor.text(created.text).slice(0, 300)}.${why}`,
+      );
+    }
+    return id;
+  }
+
+  /** Pays a new session by card and waits until it reads `completed`. */
+  async pay(foreignTransactionId: string): Promise<RealPayment> {
+    const checkoutSessionId = await this.session(foreignTransactionId);
+    const fail = (why: string) => new AdapterError(`A real payment (${checkoutSessionId}) could not be made: ${why}`);
+    let redirectTo: string | null;
+    try {
+      ({ redirectTo } = await this.o.adapter.attempt!(
+        { kind: 'checkout-session', id: checkoutSessionId },
+        'card',
+        'succeeded',
+      ));
+    } catch (error) {
+      throw fail(`the adapter's attempt failed: ${(error as Error).message}`);
+    }
+    // The redirect carries the transaction id (redirect.params); the read response does not.
+    let transactionId =
+      redirectTo && URL.canParse(redirectTo) ? new URL(redirectTo).searchParams.get('transactionId') : null;
+    const deadline = Date.now() + this.o.settleMs;
+    let status: string | undefined;
+    let createdAt = new Date().toISOString();
+    for (;;) {
+      const read = await send(
+        this.o.baseUrl,
+        'GET',
+        `/api/checkout-sessions/${encodeURIComponent(checkoutSessionId)}`,
+        { token: await this.accessToken() },
+        'receiver',
+        this.redactor,
+      );
+      status = text(read.json, 'status');
+      if (status === 'completed') {
+        createdAt = text(read.json, 'updatedAt') ?? createdAt;
+        break;
+      }
+      if (Date.now() > deadline) throw fail(`it still reads ${status ?? read.status} after the settle timeout.`);
+      await sleep(100);
+    }
+    if (!transactionId && this.o.adapter.capabilities.includes('webhookDeliveries')) {
+      transactionId = (await this.deliveries(checkoutSessionId, () => true))[0]?.transactionId ?? null;
+    }
+    if (!transactionId)
+      throw fail(
+        'its transaction id is unknown: the adapter’s attempt returned no redirect with transactionId, and it offers no webhookDeliveries.',
+      );
+    return { checkoutSessionId, transactionId, foreignTransactionId, createdAt };
+  }
+
+  /** The target's delivery records of a session, once `enough` says so or the settle timeout ends. */
+  async deliveries(checkoutSessionId: string, enough: (found: Delivery[]) => boolean): Promise<Delivery[]> {
+    const deadline = Date.now() + this.o.settleMs;
+    for (;;) {
+      let found: Delivery[];
+      try {
+        found = await this.o.adapter.webhookDeliveries!({ checkoutSessionId });
+      } catch (error) {
+        throw new AdapterError(`The adapter's webhookDeliveries failed: ${(error as Error).message}`);
+      }
+      if ((found.length > 0 && enough(found)) || Date.now() > deadline) return found;
+      await sleep(100);
+    }
+  }
+}
+
+/** What a receiver check works with: deliveries to the receiver, and events for them. */
+export class ReceiverContext {
+  constructor(
+    private readonly options: Pick<ReceiverOptions, 'url' | 'secret' | 'legacy'>,
+    readonly payments: Payments | undefined,
+  ) {}
+
+  get secret(): string {
     return this.options.secret;
   }
 
-  event(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  get legacy(): 'accept' | 'reject' | undefined {
+    return this.options.legacy;
+  }
+
+  /** Events name real payments (a receiver that reads them back finds them paid). */
+  get real(): boolean {
+    return this.payments !== undefined;
+  }
+
+  has(capability: Capability): boolean {
+    return this.payments?.adapter.capabilities.includes(capability) ?? false;
+  }
+
+  /** A completed event for a transaction of its own: a real payment when there is a target. */
+  async event(overrides: Record<string, unknown> = {}): Promise<Record<string, unknown>> {
+    const foreignTransactionId =
+      typeof overrides.foreignTransactionId === 'string'
+        ? overrides.foreignTransactionId
+        : `order-${randomUUID().slice(0, 8)}`;
+    const ids = this.payments
+      ? await this.payments.pay(foreignTransactionId)
+      : {
+          createdAt: new Date().toISOString(),
+          checkoutSessionId: `cs_conf${randomUUID().replace(/-/g, '').slice(0, 16)}`,
+          transactionId: randomUUID(),
+        };
     return {
       event: 'checkout_session.completed',
-      createdAt: new Date().toISOString(),
-      checkoutSessionId: `cs_conf${randomUUID().replace(/-/g, '').slice(0, 16)}`,
-      transactionId: randomUUID(),
-      foreignTransactionId: `order-${randomUUID().slice(0, 8)}`,
+      createdAt: ids.createdAt,
+      checkoutSessionId: ids.checkoutSessionId,
+      transactionId: ids.transactionId,
       ...overrides,
+      foreignTransactionId,
     };
   }
 
   async send(raw: string, signature: string | undefined): Promise<Sent> {
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      'user-agent': 'payment-conformance',
+      ...(signature !== undefined ? { [SIGNATURE_HEADER]: signature } : {}),
+    };
+    const { pathname, search, host } = new URL(this.options.url);
+    const request = [
+      `POST ${pathname}${search} HTTP/1.1`,
+      `host: ${host}`,
+      ...Object.entries(headers).map(([n, v]) => `${n}: ${v}`),
+      '',
+      raw,
+    ].join('\n');
+    // The bytes as they were sent: a signature is over them, so nothing is redacted or re-encoded.
+    const curl = [
+      'curl -sS -i -X POST',
+      shellQuote(this.options.url),
+      ...Object.entries(headers).map(([n, v]) => `-H ${shellQuote(`${n}: ${v}`)}`),
+      '--data-raw',
+      shellQuote(raw),
+    ].join(' ');
     const started = Date.now();
     try {
       const response = await fetch(this.options.url, {
         method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'payment-conformance',
-          ...(signature !== undefined ? { [SIGNATURE_HEADER]: signature } : {}),
-        },
+        headers,
         body: raw,
         signal: AbortSignal.timeout(ANSWER_LIMIT_MS + 2000),
       });
-      await response.arrayBuffer();
-      return { status: response.status, ms: Date.now() - started };
+      const body = await response.text();
+      const ms = Date.now() - started;
+      const answer: Record<string, string> = {};
+      for (const [name, value] of response.headers) answer[name] = value;
+      const redactor = new Redactor();
+      redactor.remember(this.options.secret, '$WEBHOOK_SECRET');
+      return {
+        status: response.status,
+        ms,
+        evidence: {
+          request,
+          response: `${responseText({ status: response.status, headers: answer, text: body }, redactor)}\n(answered in ${ms} ms)`,
+          curl,
+        },
+      };
     } catch (error) {
+      const ms = Date.now() - started;
+      const reason =
+        (error as Error).name === 'TimeoutError'
+          ? 'timed out'
+          : String((error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message);
       return {
         status: null,
-        ms: Date.now() - started,
-        error:
-          (error as Error).name === 'TimeoutError'
-            ? 'timed out'
-            : String((error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message),
+        ms,
+        error: reason,
+        evidence: { request, response: `no answer: ${reason} after ${ms} ms`, curl },
       };
     }
   }
@@ -86,34 +348,54 @@ class Deliverer {
   signed(raw: string, timestamp?: number): Promise<Sent> {
     return this.send(raw, signWebhook(raw, this.options.secret, timestamp !== undefined ? { timestamp } : {}));
   }
+
+  /** Fails the check unless the receiver answered 2xx. */
+  accepts(what: string, s: Sent): void {
+    if (ok(s)) return;
+    throw new CheckFailure(
+      `${what} must be accepted with a 2xx; the receiver answered ${show(s)}.${this.real ? '' : MADE_UP_NOTE}`,
+      { evidence: s.evidence },
+    );
+  }
+
+  /** Fails the check unless the receiver answered, with a non-2xx. */
+  rejects(what: string, s: Sent): void {
+    if (s.status !== null && !ok(s)) return;
+    throw new CheckFailure(`${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`, {
+      evidence: s.evidence,
+    });
+  }
 }
 
-const now = () => Math.floor(Date.now() / 1000);
-const accepts = (what: string, s: Sent) =>
-  ok(s) ? undefined : `${what} must be accepted with a 2xx; the receiver answered ${show(s)}.`;
-const rejects = (what: string, s: Sent) =>
-  s.status !== null && !ok(s)
-    ? undefined
-    : `${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`;
+const SIGNATURE = 'Events: Signature header';
+const RETRY = 'Events: Response and retry behaviour';
+const KINDS = 'Events: Event kinds';
+const LEGACY = 'Events: Legacy payload';
+const UNKNOWN_EVENT = 'checkout_session.conformance_future_event';
 
-function checks(options: ReceiverOptions): ReceiverCheck[] {
-  const list: ReceiverCheck[] = [
+/**
+ * The receiver checks. RCV-014 depends on --legacy: handling the legacy body is optional,
+ * so without it the check is `should` (either answer passes); a receiver declared to
+ * accept or reject it is held to that answer at the strength of the clauses it cites.
+ */
+export function receiverCheckList(legacy: 'accept' | 'reject' | undefined): Check<ReceiverContext>[] {
+  return [
     {
       id: 'RCV-001',
-      level: 'must',
       clauses: ['retry.success'],
+      section: RETRY,
       title: 'a valid signed delivery is accepted (2xx)',
-      run: async (r) => accepts('A valid signed delivery', await r.signed(JSON.stringify(r.event()))),
+      run: async (r) => r.accepts('A valid signed delivery', await r.signed(JSON.stringify(await r.event()))),
     },
     {
       id: 'RCV-002',
-      level: 'must',
       clauses: ['verify.raw'],
+      section: SIGNATURE,
       title: 'a tampered body (signature of the original) is rejected',
       run: async (r) => {
-        const body = r.event();
+        const body = await r.event();
         const header = signWebhook(JSON.stringify(body), r.secret);
-        return rejects(
+        r.rejects(
           'A tampered body',
           await r.send(JSON.stringify({ ...body, foreignTransactionId: 'tampered' }), header),
         );
@@ -121,72 +403,72 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     },
     {
       id: 'RCV-003',
-      level: 'must',
       clauses: ['verify.raw'],
+      section: SIGNATURE,
       title:
         'a body with unusual spacing and escapes, signed over its exact bytes, is accepted (no re-serialising before verifying)',
       run: async (r) => {
-        const e = r.event({ foreignTransactionId: 'caf\u00e9 \u2603' });
-        const raw = `{ "event" : "${e.event}",\n  "createdAt":"${e.createdAt}" , "checkoutSessionId": "${e.checkoutSessionId}",\t"transactionId":"${e.transactionId}", "foreignTransactionId": "caf\\u00e9 \u2603" }`;
-        return accepts('A delivery verified over its exact raw bytes', await r.signed(raw));
+        const tag = randomUUID().slice(0, 8);
+        const e = await r.event({ foreignTransactionId: `caf\u00e9 \u2603 ${tag}` });
+        const raw = `{ "event" : "${e.event}",\n  "createdAt":"${e.createdAt}" , "checkoutSessionId": "${e.checkoutSessionId}",\t"transactionId":"${e.transactionId}", "foreignTransactionId": "caf\\u00e9 \u2603 ${tag}" }`;
+        r.accepts('A delivery verified over its exact raw bytes', await r.signed(raw));
       },
     },
     {
       id: 'RCV-004',
-      level: 'must',
       clauses: ['verify.raw'],
+      section: SIGNATURE,
       title: 'a body that differs from the signed bytes only by re-serialisation is rejected',
       run: async (r) => {
-        const body = r.event();
+        const body = await r.event();
         const header = signWebhook(JSON.stringify(body), r.secret);
-        return rejects('A re-serialised body', await r.send(JSON.stringify(body, null, 2), header));
+        r.rejects('A re-serialised body', await r.send(JSON.stringify(body, null, 2), header));
       },
     },
     {
       id: 'RCV-005',
-      level: 'must',
       clauses: ['verify.age', 'limit.signature-age'],
+      section: SIGNATURE,
       title: 'a correctly signed delivery with t ten minutes old is rejected',
-      run: async (r) => rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(r.event()), now() - 600)),
-    },
-    {
-      id: 'RCV-016',
-      level: 'must',
-      clauses: ['verify.age', 'limit.signature-age'],
-      title: 'a correctly signed delivery with t four minutes old is accepted (within the five-minute tolerance)',
-      run: async (r) => accepts('A timestamp four minutes old', await r.signed(JSON.stringify(r.event()), now() - 240)),
+      run: async (r) =>
+        r.rejects('A stale timestamp (10 min)', await r.signed(JSON.stringify(await r.event()), now() - 600)),
     },
     {
       id: 'RCV-006',
-      level: 'must',
       clauses: ['sig.reject-unsigned'],
+      section: SIGNATURE,
       title: 'an event with no Service-Signature header is rejected',
-      run: async (r) => rejects('A delivery with no signature', await r.send(JSON.stringify(r.event()), undefined)),
+      run: async (r) =>
+        r.rejects('A delivery with no signature', await r.send(JSON.stringify(await r.event()), undefined)),
     },
     {
       id: 'RCV-007',
-      level: 'must',
       clauses: ['verify.split', 'sig.versions'],
+      section: SIGNATURE,
       title: 'a header with its parts reordered (v1=...,t=...) is accepted',
       run: async (r) => {
-        const raw = JSON.stringify(r.event());
+        const raw = JSON.stringify(await r.event());
         const t = now();
-        return accepts('A reordered header', await r.send(raw, `v1=${computeSignature(raw, r.secret, t)},t=${t}`));
+        r.accepts('A reordered header', await r.send(raw, `v1=${computeSignature(raw, r.secret, t)},t=${t}`));
       },
     },
     {
       id: 'RCV-008',
-      level: 'must',
       clauses: ['sig.versions', 'ver.signature'],
+      section: SIGNATURE,
       title: 'a header with an extra digest version (v2=) next to v1, before or after it, is accepted',
       run: async (r) => {
         const extra = 'ab'.repeat(32);
-        const after = JSON.stringify(r.event());
+        const [after, before] = (await Promise.all([r.event(), r.event()])).map((e) => JSON.stringify(e)) as [
+          string,
+          string,
+        ];
         const t = now();
-        const first = await r.send(after, `t=${t},v1=${computeSignature(after, r.secret, t)},v2=${extra}`);
-        if (!ok(first)) return accepts('A header with v2= after v1', first);
-        const before = JSON.stringify(r.event());
-        return accepts(
+        r.accepts(
+          'A header with v2= after v1',
+          await r.send(after, `t=${t},v1=${computeSignature(after, r.secret, t)},v2=${extra}`),
+        );
+        r.accepts(
           'A header with v2= before v1',
           await r.send(before, `t=${t},v2=${extra},v1=${computeSignature(before, r.secret, t)}`),
         );
@@ -194,135 +476,322 @@ function checks(options: ReceiverOptions): ReceiverCheck[] {
     },
     {
       id: 'RCV-009',
-      level: 'must',
       clauses: ['retry.duplicates'],
+      section: RETRY,
       title: 'a repeated delivery of the same event is answered 2xx again',
       run: async (r) => {
-        const raw = JSON.stringify(r.event());
-        const first = await r.signed(raw);
-        if (!ok(first)) return accepts('The first delivery', first);
-        return accepts('A repeated delivery (same transactionId)', await r.signed(raw));
+        const raw = JSON.stringify(await r.event());
+        r.accepts('The first delivery', await r.signed(raw));
+        r.accepts('A repeated delivery (same transactionId)', await r.signed(raw));
       },
     },
     {
       id: 'RCV-010',
-      level: 'must',
       clauses: ['event.unknown'],
+      section: KINDS,
       title: 'a signed delivery with an unknown event value is answered 2xx',
       run: async (r) =>
-        accepts(
-          'An unknown event value',
-          await r.signed(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' }))),
-        ),
-    },
-    {
-      id: 'RCV-015',
-      level: 'must',
-      clauses: ['sig.reject-unsigned', 'verify.parse-after'],
-      title:
-        'an unknown event value sent with no Service-Signature header is rejected (verify before looking at the event)',
-      run: async (r) =>
-        rejects(
-          'An unsigned delivery of an unknown event',
-          await r.send(JSON.stringify(r.event({ event: 'checkout_session.conformance_future_event' })), undefined),
-        ),
+        r.accepts('An unknown event value', await r.signed(JSON.stringify(await r.event({ event: UNKNOWN_EVENT })))),
     },
     {
       id: 'RCV-011',
-      level: 'must',
       clauses: ['verify.raw'],
+      section: SIGNATURE,
       title: 'a delivery signed with another secret is rejected',
       run: async (r) => {
-        const raw = JSON.stringify(r.event());
-        return rejects('A wrong secret', await r.send(raw, signWebhook(raw, 'whsec_conformance_not_yours')));
+        const raw = JSON.stringify(await r.event());
+        r.rejects('A wrong secret', await r.send(raw, signWebhook(raw, 'whsec_conformance_not_yours')));
       },
     },
     {
       id: 'RCV-012',
-      level: 'must',
       clauses: ['verify.split'],
+      section: SIGNATURE,
       title: 'a header without v1 (only t and v2) is rejected',
       run: async (r) => {
-        const raw = JSON.stringify(r.event());
-        return rejects(
-          'A header without v1',
-          await r.send(raw, `t=${now()},v2=${computeSignature(raw, r.secret, now())}`),
-        );
+        const raw = JSON.stringify(await r.event());
+        const t = now();
+        r.rejects('A header without v1', await r.send(raw, `t=${t},v2=${computeSignature(raw, r.secret, t)}`));
       },
     },
     {
       id: 'RCV-013',
-      level: 'must',
       clauses: ['retry.wait', 'limit.webhook-wait'],
+      section: RETRY,
       title: 'the receiver answers a valid delivery within 5 seconds',
       run: async (r) => {
-        const sent = await r.signed(JSON.stringify(r.event()));
-        return sent.status !== null && sent.ms < ANSWER_LIMIT_MS
-          ? undefined
-          : `The service waits five seconds; the receiver answered ${show(sent)}.`;
+        const sent = await r.signed(JSON.stringify(await r.event()));
+        if (sent.status === null || sent.ms >= ANSWER_LIMIT_MS)
+          throw new CheckFailure(`The service waits five seconds; the receiver answered ${show(sent)}.`, {
+            evidence: sent.evidence,
+          });
       },
     },
     {
       id: 'RCV-014',
-      // Receivers reject deliveries with no signature, and handling the legacy body is
-      // optional: only a receiver declared to handle it (or not) is held to one answer.
-      level: options.legacy === undefined ? 'should' : 'must',
+      ...(legacy === undefined ? { level: 'should' as const } : {}),
       clauses: ['legacy.branch', 'sig.reject-unsigned'],
+      section: LEGACY,
       title:
-        options.legacy === 'accept'
+        legacy === 'accept'
           ? 'a legacy two-field body (no event, no signature) is accepted (--legacy accept)'
-          : options.legacy === 'reject'
+          : legacy === 'reject'
             ? 'a legacy two-field body (no event, no signature) is rejected (--legacy reject)'
             : 'a legacy two-field body (no event, no signature) gets an answer: handling it is optional (give --legacy accept|reject to require one)',
+      // Legacy bodies come from transactions made through POST /api/transaction, whose shape
+      // the document does not show: this one names a made-up transaction even with a target.
       run: async (r) => {
         const raw = JSON.stringify({ transactionId: randomUUID(), foreignTransactionId: 'legacy-1' });
         const sent = await r.send(raw, undefined);
-        if (options.legacy === 'accept') return accepts('A legacy body', sent);
-        if (options.legacy === 'reject') return rejects('A legacy body', sent);
-        return sent.status !== null ? undefined : `A legacy body got ${show(sent)}.`;
+        if (r.legacy === 'accept') return r.accepts('A legacy body', sent);
+        if (r.legacy === 'reject') return r.rejects('A legacy body', sent);
+        if (sent.status === null)
+          throw new CheckFailure(`A legacy body got ${show(sent)}.`, { evidence: sent.evidence });
+      },
+    },
+    {
+      id: 'RCV-015',
+      clauses: ['sig.reject-unsigned', 'verify.parse-after'],
+      section: SIGNATURE,
+      title:
+        'an unknown event value sent with no Service-Signature header is rejected (verify before looking at the event)',
+      run: async (r) =>
+        r.rejects(
+          'An unsigned delivery of an unknown event',
+          await r.send(JSON.stringify(await r.event({ event: UNKNOWN_EVENT })), undefined),
+        ),
+    },
+    {
+      id: 'RCV-016',
+      clauses: ['verify.age', 'limit.signature-age'],
+      section: SIGNATURE,
+      title: 'a correctly signed delivery with t four minutes old is accepted (within the five-minute tolerance)',
+      run: async (r) =>
+        r.accepts('A timestamp four minutes old', await r.signed(JSON.stringify(await r.event()), now() - 240)),
+    },
+    {
+      id: 'RCV-017',
+      clauses: ['retry.success'],
+      section: RETRY,
+      title: 'the target’s own delivery of a real completed payment is accepted (2xx)',
+      requires: ['webhookDeliveries'],
+      run: async (r) => {
+        if (!r.payments) throw new CheckSkipped(NEEDS_REAL_PAYMENTS);
+        const payment = await r.payments.pay(`order-${randomUUID().slice(0, 8)}`);
+        const answered = (d: Delivery) => d.responseStatus !== null || d.error !== null;
+        const records = await r.payments.deliveries(payment.checkoutSessionId, (found) => found.some(answered));
+        const first = records.find(answered);
+        if (!first)
+          throw new AdapterError(
+            `The target recorded no answered delivery for ${payment.checkoutSessionId} within the settle timeout.`,
+          );
+        if (first.responseStatus !== null && first.responseStatus >= 200 && first.responseStatus < 300) return;
+        throw new CheckFailure(
+          `The target's delivery of ${payment.checkoutSessionId} (transaction ${payment.transactionId}) got ${first.responseStatus ?? `no answer (${first.error})`}; check that --secret is the signing secret of the organisation of --client-id.`,
+          {
+            evidence: {
+              request: `the target's delivery to ${first.url} (its record; the suite does not see the bytes)\n${JSON.stringify(records, null, 2)}`,
+              response:
+                first.responseStatus !== null ? `HTTP/1.1 ${first.responseStatus}` : `no answer: ${first.error}`,
+              curl: '',
+            },
+          },
+        );
       },
     },
   ];
-  return list.sort((a, b) => a.id.localeCompare(b.id));
 }
 
-export async function receiverCommand(options: ReceiverOptions, out: Output): Promise<number> {
+export function createReceiverRegistry(legacy: 'accept' | 'reject' | undefined): Registry<ReceiverContext> {
+  return new Registry<ReceiverContext>().register(...receiverCheckList(legacy));
+}
+
+async function judge(check: RegisteredCheck<ReceiverContext>, r: ReceiverContext, redactor: Redactor): Promise<Result> {
+  const started = Date.now();
+  const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
+  const finish = (
+    status: Result['status'],
+    reason: string,
+    evidence?: Evidence,
+    missing: Capability[] = [],
+  ): Result => ({
+    id: check.id,
+    rule: check.rule,
+    clauses: [...check.clauses],
+    level: check.level,
+    title: check.title,
+    section: check.section,
+    status,
+    reason: redactor.text(reason),
+    requires,
+    missing,
+    ...(evidence ? { evidence } : {}),
+    durationMs: Date.now() - started,
+  });
+  // Capabilities matter only with a target: made-up events skip for want of one instead.
+  const missing = r.real ? requires.filter((c) => !r.has(c)) : [];
+  if (missing.length > 0)
+    return finish(
+      'skipped',
+      `needs ${missing.join(', ')} (the adapter does not offer ${missing.length === 1 ? 'it' : 'them'})`,
+      undefined,
+      missing,
+    );
+  try {
+    await check.run(r);
+    return finish('passed', '');
+  } catch (error) {
+    if (error instanceof CheckSkipped) return finish('skipped', error.message, undefined, error.missing);
+    if (error instanceof AdapterError) return finish('error', error.message);
+    if (error instanceof SetupError) return finish('error', error.message);
+    if (error instanceof CheckFailure) {
+      const subject = error.subject && 'evidence' in error.subject ? error.subject.evidence : undefined;
+      return finish('failed', error.message, subject);
+    }
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    return finish('failed', `The check could not complete: ${message}`);
+  }
+}
+
+async function paymentsFor(
+  options: ReceiverOptions,
+  redactor: Redactor,
+): Promise<{ payments?: Payments; name: string }> {
+  const wanted = [options.sandboxToken, options.adapter, options.clientId, options.clientSecret].some(
+    (v) => v !== undefined,
+  );
+  if (options.baseUrl === undefined) {
+    if (wanted)
+      throw new SetupError('--sandbox-token, --adapter, --client-id and --client-secret need --base-url (the target).');
+    return { name: 'made-up events (no --base-url)' };
+  }
+  let baseUrl: string;
+  try {
+    baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
+  } catch {
+    throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
+  }
+  if (options.adapter !== undefined && options.sandboxToken !== undefined)
+    throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
+  if (options.clientId === undefined || options.clientSecret === undefined)
+    throw new SetupError(
+      '--base-url needs --client-id and --client-secret of the receiver’s organisation: the payments must be the ones the receiver can read back, signed with its --secret.',
+    );
+  if (options.adapter === 'manual')
+    throw new SetupError(
+      '--adapter manual cannot pay for the receiver checks: give --sandbox-token or an adapter module.',
+    );
+  const settleTimeoutS = options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S;
+  if (!(settleTimeoutS >= 1 && settleTimeoutS <= 600))
+    throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
+  const [adapter, name] =
+    options.sandboxToken !== undefined
+      ? [sandboxAdapter({ baseUrl, token: options.sandboxToken }), 'sandbox']
+      : typeof options.adapter === 'string'
+        ? [await loadAdapter(options.adapter, baseUrl), options.adapter]
+        : options.adapter !== undefined
+          ? [checkAdapter(options.adapter, 'adapter'), 'adapter']
+          : [undefined, ''];
+  if (!adapter) throw new SetupError('--base-url needs --sandbox-token or --adapter: the suite pays through it.');
+  if (!adapter.capabilities.includes('attempt'))
+    throw new SetupError(`The ${name} adapter does not offer attempt: the suite cannot pay for the events.`);
+  redactor.remember(options.clientSecret, '$CLIENT_SECRET');
+  const payments = new Payments(
+    {
+      baseUrl,
+      clientId: options.clientId,
+      clientSecret: options.clientSecret,
+      adapter,
+      receiverUrl: options.url,
+      settleMs: settleTimeoutS * 1000,
+    },
+    redactor,
+  );
+  // Token and a session first: credentials or a webhookUrl the target refuses are setup errors, once.
+  try {
+    await payments.session(`conformance-preflight-${randomUUID().slice(0, 8)}`);
+  } catch (error) {
+    await adapter.close?.().catch(() => undefined);
+    throw error;
+  }
+  return { payments, name: `${name}: real payments on ${baseUrl}` };
+}
+
+/** What a receiver run produced (the same report as `run`'s). */
+export interface ReceiverOutcome {
+  exitCode: 0 | 1 | 2;
+  report: Report;
+  files: string[];
+}
+
+export async function executeReceiver(options: ReceiverOptions, out: Output): Promise<ReceiverOutcome> {
   try {
     new URL(options.url);
   } catch {
     throw new SetupError(`--url ${options.url} is not an absolute URL.`);
   }
   if (!options.secret.startsWith('whsec_')) throw new SetupError('--secret must be the whsec_... signing secret.');
-  const r = new Deliverer(options);
-  const probe = await r.send('{}', undefined);
+  const reporters = (options.reporter ?? 'console')
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  const unknown = reporters.filter((r) => !(REPORTERS as readonly string[]).includes(r));
+  if (unknown.length > 0)
+    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  const checks = createReceiverRegistry(options.legacy).select(options.only);
+  if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  const redactor = new Redactor(options.sandboxToken);
+  redactor.remember(options.secret, '$WEBHOOK_SECRET');
+  const probe = await new ReceiverContext(options, undefined).send('{}', undefined);
   if (probe.status === null) throw new SetupError(`The receiver ${options.url} is unreachable: ${probe.error}.`);
-  out.write(`${pc.bold('payment-conformance receiver')} ${options.url}\n`);
-  let failed = 0;
-  // Every check delivers for a transaction of its own, so they run at once: a slow
-  // receiver costs one answer limit, not one per check.
-  const list = checks(options);
-  const problems = await Promise.all(list.map((check) => check.run(r)));
-  list.forEach((check, i) => {
-    const problem = problems[i];
-    if (problem && check.level === 'must') failed += 1;
-    const mark = !problem ? pc.green('✓') : check.level === 'must' ? pc.red('✗') : pc.yellow('!');
-    const level = check.level === 'must' ? '' : pc.dim(` (${check.level})`);
-    out.write(
-      `${mark} ${pc.bold(check.id)} ${check.title}${level}${
-        problem
-          ? `\n    ${pc.red(problem)}${explainClauses(check.clauses)
-              .map((line) => `\n    ${pc.dim(line)}`)
-              .join('')}`
-          : ''
-      }\n`,
+  const { payments, name } = await paymentsFor(options, redactor);
+  try {
+    const r = new ReceiverContext(options, payments);
+    const consoleOn = reporters.includes('console');
+    const reporter = new ConsoleReporter(out, checks.length, false);
+    const startedAt = new Date();
+    const capabilities = CAPABILITIES.filter((c) => r.has(c));
+    if (consoleOn) reporter.start(options.url, name, capabilities);
+    // Every check delivers for a transaction of its own, so they run at once: a slow
+    // receiver costs one answer limit, not one per check.
+    const results = await Promise.all(
+      checks.map(async (check) => {
+        const result = await judge(check, r, redactor);
+        if (consoleOn) reporter.result(result);
+        return result;
+      }),
     );
-  });
-  out.write(
-    failed > 0
-      ? pc.red(pc.bold(`\nFAILED: ${failed} check${failed === 1 ? '' : 's'} failed\n`))
-      : pc.green(pc.bold('\nPASSED: the receiver follows the document\n')),
-  );
-  return failed > 0 ? 1 : 0;
+    const count = (status: Result['status']) => results.filter((x) => x.status === status).length;
+    const report: Report = {
+      tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
+      target: options.url,
+      startedAt: startedAt.toISOString(),
+      durationMs: Date.now() - startedAt.getTime(),
+      adapter: { name, capabilities },
+      summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
+      coverage: coverageOf(results),
+      results,
+      strictAssumptions: false,
+    };
+    const dir = path.resolve(options.out ?? DEFAULT_RECEIVER_OUT);
+    const files: string[] = [];
+    if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
+    if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
+    if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+    if (consoleOn) reporter.summary(report, files);
+    const failed = results.some((x) => x.status === 'failed' && failsRun(x.level, false));
+    return { exitCode: failed ? 1 : report.summary.error > 0 ? 2 : 0, report, files };
+  } finally {
+    await payments?.adapter.close?.().catch(() => undefined);
+  }
 }
 
-export { checks as receiverChecks };
+/** `payment-conformance receiver`; throws SetupError for a problem of the run itself (exit 2). */
+export async function receiverCommand(options: ReceiverOptions, out: Output): Promise<number> {
+  return (await executeReceiver(options, out)).exitCode;
+}
+
+/** The registered receiver checks for a --legacy choice (traceability and tests read their clauses). */
+export function receiverChecks(options: Partial<ReceiverOptions>): RegisteredCheck<ReceiverContext>[] {
+  return createReceiverRegistry(options.legacy).all();
+}

@@ -4,6 +4,7 @@
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
 import type { Check, RegisteredCheck } from './check.ts';
+import type { CheckContext } from './context/check.ts';
 import { clause, renderRule } from './clauses.ts';
 import type { Level } from './outcome.ts';
 import { SetupError } from './outcome.ts';
@@ -12,16 +13,17 @@ import { SetupError } from './outcome.ts';
  * A check's level is the strength of what it cites: `must` when any cited clause is a
  * must, `should` when all are; a rule of our own makes it `assumption`.
  */
-export function levelOf(check: Check): Level {
+export function levelOf(check: Pick<Check, 'assumption' | 'level' | 'clauses'>): Level {
   if (check.assumption) return 'assumption';
   if (check.level === 'should') return 'should';
   return check.clauses.some((id) => clause(id).strength === 'must') ? 'must' : 'should';
 }
 
-export class Registry {
-  private readonly checks = new Map<string, RegisteredCheck>();
+/** `Ctx`: what the checks run against (a target by default; a merchant's receiver for `receiver`). */
+export class Registry<Ctx = CheckContext> {
+  private readonly checks = new Map<string, RegisteredCheck<Ctx>>();
 
-  register(...checks: Check[]): this {
+  register(...checks: Check<Ctx>[]): this {
     for (const check of checks) {
       if (!/^[A-Z]+-\d{3}$/.test(check.id)) throw new Error(`Check id ${check.id} is not of the form ABC-123.`);
       if (this.checks.has(check.id)) throw new Error(`Check id ${check.id} is registered twice; ids must be unique.`);
@@ -34,23 +36,30 @@ export class Registry {
     return this;
   }
 
-  all(): RegisteredCheck[] {
+  all(): RegisteredCheck<Ctx>[] {
     return [...this.checks.values()];
   }
 
-  get(id: string): RegisteredCheck | undefined {
+  get(id: string): RegisteredCheck<Ctx> | undefined {
     return this.checks.get(id);
   }
 
-  /** Checks whose id matches any of the comma-separated globs (`*` and `?`). */
-  select(globs: string | undefined): RegisteredCheck[] {
+  /**
+   * Checks whose id matches any of the comma-separated globs (`*` and `?`), less those
+   * matching a glob written `!glob`; exclusions alone start from every check.
+   */
+  select(globs: string | undefined): RegisteredCheck<Ctx>[] {
     if (!globs) return this.all();
-    const patterns = globs
+    const parts = globs
       .split(',')
       .map((g) => g.trim())
-      .filter(Boolean)
-      .map(globToRegExp);
-    return this.all().filter((check) => patterns.some((p) => p.test(check.id)));
+      .filter(Boolean);
+    const include = parts.filter((g) => !g.startsWith('!')).map(globToRegExp);
+    const exclude = parts.filter((g) => g.startsWith('!')).map((g) => globToRegExp(g.slice(1)));
+    return this.all().filter(
+      (check) =>
+        (include.length === 0 || include.some((p) => p.test(check.id))) && !exclude.some((p) => p.test(check.id)),
+    );
   }
 }
 

@@ -13,6 +13,7 @@ import { manualAdapter } from './adapters/manual.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
 import type { RegisteredCheck as Check } from './check.ts';
 import { createRegistry } from './checks/index.ts';
+import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run.ts';
 import { send } from './http.ts';
@@ -25,6 +26,7 @@ import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
 import { runChecks } from './runner.ts';
 import { receiverTls } from './tls.ts';
+import { TOOL_VERSION } from './version.ts';
 
 export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
 
@@ -336,6 +338,7 @@ async function runWith(
   }
   const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
   const report: Report = {
+    tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
     target: options.baseUrl,
     startedAt: startedAt.toISOString(),
     durationMs: Date.now() - startedAt.getTime(),

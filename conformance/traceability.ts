@@ -5,7 +5,7 @@
  */
 import { createRegistry } from './checks/index.ts';
 import { CLAUSES } from './clauses.ts';
-import { receiverChecks } from './receiver-check.ts';
+import { createReceiverRegistry } from './receiver-check.ts';
 
 export interface Traceability {
   judgedBy: Map<string, string[]>;
@@ -21,8 +21,7 @@ export function traceability(): Traceability {
     for (const c of clauses) judgedBy.set(c, [...(judgedBy.get(c) ?? []), id]);
   };
   for (const check of createRegistry().all()) cite(check.id, check.clauses);
-  const receiver = receiverChecks({ url: 'https://receiver.invalid/', secret: 'whsec_register', legacy: undefined });
-  for (const check of receiver) cite(check.id, check.clauses);
+  for (const check of createReceiverRegistry(undefined).all()) cite(check.id, check.clauses);
   const notCheckable = CLAUSES.filter((c) => c.notCheckable).length;
   return {
     judgedBy,

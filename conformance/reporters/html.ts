@@ -125,7 +125,7 @@ export function htmlReport(report: Report): string {
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Conformance report: ${htmlEscape(report.target)}</title><style>${STYLE}</style></head>
 <body><h1>Conformance report</h1>
-<div class="meta">target <code>${htmlEscape(report.target)}</code>, adapter ${htmlEscape(report.adapter.name)} (${htmlEscape(capabilities)}), started ${htmlEscape(report.startedAt)}, ${(report.durationMs / 1000).toFixed(1)} s</div>
+<div class="meta">target <code>${htmlEscape(report.target)}</code>, adapter ${htmlEscape(report.adapter.name)} (${htmlEscape(capabilities)}), started ${htmlEscape(report.startedAt)}, ${(report.durationMs / 1000).toFixed(1)} s; ${htmlEscape(report.tool.name)} ${htmlEscape(report.tool.version)}, clause register ${htmlEscape(report.tool.clauseRegisterVersion)}</div>
 <div class="verdict ${verdictClass}">${htmlEscape(verdict.text)}</div>
 <div class="meta">${htmlEscape(countsOf(report))}</div>
 ${attention(report)}

@@ -4,7 +4,6 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
 import type { Report } from '../outcome.ts';
 
 export function jsonReport(report: Report): string {
@@ -13,7 +12,7 @@ export function jsonReport(report: Report): string {
       target: report.target,
       startedAt: report.startedAt,
       durationMs: report.durationMs,
-      clauseRegisterVersion: CLAUSE_REGISTER_VERSION,
+      tool: report.tool,
       adapter: report.adapter,
       summary: report.summary,
       coverage: report.coverage,

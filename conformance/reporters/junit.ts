@@ -7,7 +7,6 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
 import { failsRun, type Report, type Result } from '../outcome.ts';
 import { coverageText, skipGroups } from './summary.ts';
 
@@ -50,7 +49,8 @@ function coverageSuite(report: Report): string {
   const { coverage } = report;
   const properties = [
     ['adapter', report.adapter.name],
-    ['clause-register.version', CLAUSE_REGISTER_VERSION],
+    ['tool.version', `${report.tool.name} ${report.tool.version}`],
+    ['clause-register.version', report.tool.clauseRegisterVersion],
     ['adapter.capabilities', report.adapter.capabilities.join(',')],
     ['coverage.judged', String(coverage.judged)],
     ['coverage.total', String(coverage.total)],

@@ -19,6 +19,7 @@ import { RunContext } from '../../conformance/context/run.ts';
 import { curlOf, evidenceOf } from '../../conformance/http.ts';
 import { CaptureReceiver } from '../../conformance/receiver.ts';
 import { Redactor } from '../../conformance/redact.ts';
+import { CLAUSE_REGISTER_VERSION } from '../../conformance/clauses.ts';
 import { Registry } from '../../conformance/registry.ts';
 import { runChecks } from '../../conformance/runner.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
@@ -62,17 +63,13 @@ describe('the whole suite against the reference server', () => {
   it('reports every listed check once, in the JSON format of the design', () => {
     const report = full.report!;
     expect(Object.keys(report).sort()).toEqual(
-      [
-        'adapter',
-        'clauseRegisterVersion',
-        'coverage',
-        'durationMs',
-        'results',
-        'startedAt',
-        'summary',
-        'target',
-      ].sort(),
+      ['adapter', 'coverage', 'durationMs', 'results', 'startedAt', 'summary', 'target', 'tool'].sort(),
     );
+    expect(report.tool).toEqual({
+      name: 'payment-conformance',
+      version: JSON.parse(readFileSync(path.resolve('conformance/package.json'), 'utf8')).version,
+      clauseRegisterVersion: CLAUSE_REGISTER_VERSION,
+    });
     expect(report.adapter).toEqual({
       name: 'sandbox',
       capabilities: expect.arrayContaining(['attempt', 'advanceClock']),
@@ -151,6 +148,21 @@ describe('payment-conformance list', () => {
       expect(c.title.length).toBeGreaterThan(10);
     }
   });
+
+  it('prints the same checks as JSON with --json, with their clauses and the versions', async () => {
+    const json = await cli(['list', '--json']);
+    expect(json.code).toBe(0);
+    const parsed = JSON.parse(json.stdout) as {
+      tool: { name: string; version: string; clauseRegisterVersion: string };
+      checks: { id: string; level: string; clauses: string[]; section: string; requires: string[] }[];
+    };
+    expect(parsed.tool.clauseRegisterVersion).toBe(CLAUSE_REGISTER_VERSION);
+    expect(parsed.checks.map((c) => [c.id, c.level])).toEqual(listed.map((c) => [c.id, c.level]));
+    for (const c of parsed.checks) expect(c.clauses.join(', '), c.id).toBe(listed.find((l) => l.id === c.id)!.rule);
+    const version = await cli(['--version']);
+    expect(version.stdout.trim()).toBe(parsed.tool.version);
+    expect(version.code).toBe(0);
+  });
 });
 
 describe('the registry', () => {
@@ -171,6 +183,9 @@ describe('the registry', () => {
     expect(registry.select('abc-*').map((c) => c.id)).toEqual(['ABC-001', 'ABC-002']);
     expect(registry.select('XYZ-01[0]').map((c) => c.id)).toEqual(['XYZ-010']);
     expect(registry.select(undefined)).toHaveLength(4);
+    // Exclusions, mixed with inclusions or alone.
+    expect(registry.select('XYZ-*,!XYZ-011').map((c) => c.id)).toEqual(['XYZ-010']);
+    expect(registry.select('!ABC-*').map((c) => c.id)).toEqual(['XYZ-010', 'XYZ-011']);
   });
 });
 

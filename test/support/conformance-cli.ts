@@ -21,6 +21,7 @@ export interface ReportResult {
 }
 
 export interface JsonReport {
+  tool: { name: string; version: string; clauseRegisterVersion: string };
   target: string;
   startedAt: string;
   durationMs: number;
