@@ -1,7 +1,8 @@
 /**
  * Rebuilds generated/ (the @payment-service/contract package) from openapi/: the bundled
  * JSON of both descriptions, their TypeScript types (openapi-typescript) and a copy of the
- * webhook signature test vectors. The output is byte-for-byte reproducible.
+ * webhook signature test vectors, and a copy of SERVICE.md for the conformance package. The
+ * output is byte-for-byte reproducible.
  *
  *   npm run generate            write generated/
  *   npm run generate -- --check fail (exit 1) when generated/ differs from what would be written
@@ -55,6 +56,12 @@ async function render(): Promise<Map<string, string>> {
   }
   const vectors = JSON.parse(await readFile(path.join(root, VECTORS.source), 'utf8')) as Record<string, unknown>;
   files.set(VECTORS.copy, `${JSON.stringify({ 'x-generated': marker(VECTORS.source), ...vectors }, null, 2)}\n`);
+  // The conformance package ships the service document its clause ids point into, so the
+  // links of its README resolve where it is installed.
+  files.set(
+    'conformance/SERVICE.md',
+    `<!-- ${marker('SERVICE.md')} -->\n${await readFile(path.join(root, 'SERVICE.md'), 'utf8')}`,
+  );
   return files;
 }
 

@@ -96,7 +96,7 @@ function traceabilityTable(): string {
   const body = sections
     .map((section) => {
       const rows = CLAUSES.filter((c) => c.section === section).map((c) => [
-        `[${c.id}](../SERVICE.md#${c.id})`,
+        `[${c.id}](SERVICE.md#${c.id})`,
         c.strength,
         c.subject,
         wordsOf(c),

@@ -5,7 +5,17 @@
  * compiler. Prints what each install brought (packages, MB, seconds).
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -292,6 +302,23 @@ describe('the conformance suite and the server, each installed from its tarball'
         (p) => p === '@payment-service/server' || SERVER_LIBRARIES.includes(p) || LOADERS.includes(p),
       ),
     ).toEqual([]);
+  });
+
+  it('every link of the installed suite’s README resolves inside the package, clause anchors included', () => {
+    const dir = path.join(suite.dir, 'node_modules/@payment-service/conformance');
+    const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1]!)
+      .filter((l) => !/^(https?:|mailto:)/.test(l));
+    expect(links.length).toBeGreaterThan(100);
+    const broken = links.filter((link) => {
+      const [file, anchor] = link.split('#');
+      if (!file) return anchor !== undefined && !readme.includes(`id="${anchor}"`);
+      const target = path.join(dir, file);
+      if (!existsSync(target)) return true;
+      return anchor !== undefined && !readFileSync(target, 'utf8').includes(`<a id="${anchor}"></a>`);
+    });
+    expect(broken).toEqual([]);
   });
 
   it('the installed payment-conformance lists every check', async () => {

@@ -1,4 +1,8 @@
-/** `payment-conformance adapter init`: a starter adapter, every capability stubbed and typed. */
+/**
+ * `payment-conformance adapter init`: a starter adapter, every capability stubbed. It is
+ * plain JavaScript (an ES module, .mjs) that Node loads as it is, typed with JSDoc so an
+ * editor, or `tsc --checkJs`, checks it against the suite's declarations.
+ */
 
 export const ADAPTER_TEMPLATE = `/**
  * A target adapter for payment-conformance: how the suite reaches the test controls of
@@ -11,21 +15,27 @@ export const ADAPTER_TEMPLATE = `/**
  * whose effect the public API does not show, ends its check as "error" (exit 2), never
  * as a verdict on your implementation.
  *
- * Run it (compile it first, or run the suite through a TypeScript loader such as tsx):
- *   npx payment-conformance run --base-url https://payments.test.example --adapter ./payment-adapter.js
+ * Run it as it is (Node loads an .mjs with no build step):
+ *   npx payment-conformance run --base-url https://payments.test.example --adapter ./payment-adapter.mjs
  */
-import type { AdapterFactory, Credentials, Delivery, TargetAdapter } from '@payment-service/conformance';
+// @ts-check
 
-const notYet = (what: string): never => {
+/**
+ * @param {string} what
+ * @returns {never}
+ */
+const notYet = (what) => {
   throw new Error(\`\${what} is not implemented in this adapter yet\`);
 };
 
-const createAdapter: AdapterFactory = ({ baseUrl }) => {
+/** @type {import('@payment-service/conformance').AdapterFactory} */
+const createAdapter = ({ baseUrl }) => {
   // baseUrl is what --base-url says; your controls may live elsewhere (an admin API, a
   // database, a queue). Keep connections here, and release them in close().
   void baseUrl;
 
-  const adapter: TargetAdapter = {
+  /** @type {import('@payment-service/conformance').TargetAdapter} */
+  const adapter = {
     // Remove what you do not implement.
     capabilities: [
       'createOrganisation',
@@ -49,7 +59,7 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
     },
 
     /** A new API key of the organisation, in that mode. */
-    async createApiKey(orgId, mode): Promise<Credentials> {
+    async createApiKey(orgId, mode) {
       void orgId;
       void mode;
       return notYet('createApiKey');
@@ -69,8 +79,8 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
 
     /**
      * Moves the organisation's clock forward: token expiry, session expiry, idempotency
-     * memory and the card rail's retries all follow it. The suite confirms a move of five
-     * minutes or more: a token issued before must then be refused.
+     * memory and the card rail's retries all follow it, and so does the createdAt of a
+     * session: the suite confirms a move by creating a session just before and just after.
      */
     async advanceClock(orgId, seconds) {
       void orgId;
@@ -83,7 +93,7 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
      * a payment link or a legacy transaction, by card or open banking, that succeeds, is
      * declined or stays pending. redirectTo: where the payer's browser is sent on success
      * (redirectUrl with transactionId and checkoutSessionId), or null. After a success the
-     * suite reads the session back and expects "completed".
+     * suite reads the session back until it leaves "created" and "pending" (--settle-timeout).
      */
     async attempt(target, rail, outcome) {
       void target; // { kind: 'checkout-session' | 'payment-link' | 'transaction', id }
@@ -92,8 +102,13 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
       return notYet('attempt');
     },
 
-    /** Your records of finished delivery attempts, for a transaction or a checkout session. */
-    async webhookDeliveries(query): Promise<Delivery[]> {
+    /**
+     * Your records of finished delivery attempts, for a transaction or a checkout session,
+     * oldest first: { transactionId, url, attempt (1, 2, ...), at (ISO 8601, the
+     * organisation's clock), signed, responseStatus (null without an answer), error (why
+     * there was no answer, else null), final (no further attempt will follow) }.
+     */
+    async webhookDeliveries(query) {
       void query; // { transactionId } or { checkoutSessionId }
       return notYet('webhookDeliveries');
     },
@@ -101,6 +116,7 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
     /**
      * internal_error_after_commit: the organisation's next create commits, then answers 500.
      * signing_secret_unavailable: its deliveries are sent with no Service-Signature header.
+     * times: how many operations the fault lasts for; undefined means the next one only.
      */
     async injectFault(kind, orgId, times) {
       void kind;
