@@ -6,7 +6,7 @@
  * registry; installing from the tarball is the packaging test's.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,9 +34,11 @@ beforeAll(async () => {
     ['contract', 'generated'],
   ])
     symlinkSync(path.join(repoRoot, dir!), path.join(project, 'node_modules/@payment-service', name!));
-  symlinkSync(
-    path.join(repoRoot, 'conformance/dist/cli.js'),
+  // The bin as npm installs it: an executable that runs the package's cli.js.
+  writeFileSync(
     path.join(project, 'node_modules/.bin/payment-conformance'),
+    `#!/bin/sh\nexec "${process.execPath}" "${path.join(repoRoot, 'conformance/dist/cli.js')}" "$@"\n`,
+    { mode: 0o755 },
   );
 });
 afterAll(async () => {
