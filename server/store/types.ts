@@ -1,7 +1,8 @@
 /**
  * The narrow, asynchronous storage interface of the reference server (the Store contract
- * at the end). The SQLite store (sqlite/store.ts) implements it; another database can
- * implement it without touching handlers. Records are typed from the description's
+ * at the end). The SQLite store (sqlite/store.ts) and the PostgreSQL store
+ * (postgres/store.ts) implement it, over the SQL they share (sql-store.ts); another
+ * database can implement it without touching handlers. Records are typed from the description's
  * generated types.
  * Times are milliseconds since the epoch: `...At` fields of organisation resources are on
  * that organisation's clock (see server/domain/clock.ts).
