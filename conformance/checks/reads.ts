@@ -238,4 +238,21 @@ export const readChecks: Check[] = [
       expectError(read, 404, 'not_found', "reading another organisation's payment link");
     },
   },
+  {
+    id: 'READ-011',
+    clauses: ['code.not-found', 'link.endpoints'],
+    section,
+    title: 'an unknown payment link id, and an unknown transaction id, give 404 not_found',
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const token = await ctx.api.token(org);
+      // A link's id is its transaction's UUID; whatever shapes a target gives links and
+      // legacy transactions, an id that does not exist is not_found.
+      const unknown = '00000000-0000-4000-8000-00000000c0de';
+      for (const path of [`/api/payment-links/${unknown}`, `/api/transaction/${unknown}`]) {
+        const read = await ctx.api.send('GET', path, { token });
+        expectError(read, 404, 'not_found', `GET ${path}`);
+      }
+    },
+  },
 ];
