@@ -83,6 +83,20 @@ const recodes = (from: string, to: string, status?: number): Mutation => ({
   },
 });
 
+/** An unsigned event of a kind the document says is never sent, posted to a session's webhookUrl. */
+const sendEvent = (url: string, event: string, checkoutSessionId: string) =>
+  fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({
+      event,
+      createdAt: new Date().toISOString(),
+      checkoutSessionId,
+      transactionId: randomUUID(),
+      foreignTransactionId: null,
+    }),
+  }).catch(() => undefined);
+
 /** A session body as an accepting server would answer it. */
 function acceptedSession(body: any) {
   const id = `cs_${randomUUID().replace(/-/g, '').slice(0, 24)}`;
@@ -443,17 +457,7 @@ const mutants: ClauseMutant[] = [
             hooks.set(body.id, parse(m.body).webhookUrl);
           if (isRead(m) && body?.status === 'expired' && hooks.has(body.id) && !sent.has(body.id)) {
             sent.add(body.id);
-            await fetch(hooks.get(body.id)!, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
-                event: 'checkout_session.expired',
-                createdAt: new Date().toISOString(),
-                checkoutSessionId: body.id,
-                transactionId: randomUUID(),
-                foreignTransactionId: null,
-              }),
-            }).catch(() => undefined);
+            await sendEvent(hooks.get(body.id)!, 'checkout_session.expired', body.id);
           }
           return r;
         },
@@ -1007,17 +1011,7 @@ const mutants: ClauseMutant[] = [
           const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
           const url = attempt ? hooks.get(attempt[1]!) : undefined;
           if (url && parse(m.body)?.outcome === 'declined')
-            await fetch(url, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({
-                event: 'checkout_session.failed',
-                createdAt: new Date().toISOString(),
-                checkoutSessionId: attempt![1],
-                transactionId: randomUUID(),
-                foreignTransactionId: null,
-              }),
-            }).catch(() => undefined);
+            await sendEvent(url, 'checkout_session.failed', attempt![1]!);
           return r;
         },
       };

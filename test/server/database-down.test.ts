@@ -2,44 +2,12 @@
  * A server on PostgreSQL while its database cannot be reached: every request that needs
  * the database is answered at once with the documented 500 (never a hang or a crash),
  * /healthz says 503, and once the database is back the server carries on by itself. The
- * database is cut off by a TCP relay between them. Skipped, with the other PostgreSQL
+ * database is cut off by a TCP relay between them (test/support/postgres.ts). Skipped, with the other PostgreSQL
  * tests, where none answers.
  */
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.ts';
+import { type FreshDatabase, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
-
-/** A TCP relay to `target` that can drop every connection and refuse new ones, and let them in again. */
-async function relay(target: URL) {
-  let cut = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    if (cut) {
-      client.destroy();
-      return;
-    }
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    down() {
-      cut = true;
-      for (const socket of sockets) socket.destroy();
-    },
-    up() {
-      cut = false;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes away and comes back', () => {
   let db: FreshDatabase;
@@ -72,7 +40,7 @@ describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes a
     const before = await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() });
     expect(before.status).toBe(200);
 
-    link.down();
+    await link.down();
     const read = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, { token: org.testToken });
     expect(read.status).toBe(500);
     expect(read.body.error.code).toBe('internal_error');
@@ -92,7 +60,7 @@ describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes a
     // Still there: the process did not end when its pooled connections broke.
     expect((await fetch(`${t.url}/`)).status).toBe(200);
 
-    link.up();
+    await link.up();
     let again = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, {
       token: org.testToken,
       undocumented: true,

@@ -11,13 +11,13 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
+import type net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
-import { ADMIN_URL, type FreshDatabase, freshDatabase, postgresAvailable } from '../support/postgres.ts';
+import { ADMIN_URL, type FreshDatabase, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -151,37 +151,6 @@ describe('SQLite: another process holds the write lock during a card delivery', 
     }
   }, 120_000);
 });
-
-/** A TCP relay to PostgreSQL that can reset every connection and refuse new ones. */
-async function relay(target: URL) {
-  let cut = false;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    if (cut) {
-      client.destroy();
-      return;
-    }
-    const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    async down() {
-      cut = true;
-      for (const socket of sockets) socket.resetAndDestroy();
-    },
-    async up() {
-      cut = false;
-    },
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-}
 
 describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery', () => {
   let db: FreshDatabase;

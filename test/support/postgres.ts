@@ -3,6 +3,7 @@
  * fresh databases, dropped afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import net from 'node:net';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { ADMIN_URL } from './postgres-server.ts';
@@ -38,5 +39,36 @@ export async function freshDatabase(): Promise<FreshDatabase> {
     url: url.toString(),
     name,
     drop: () => admin((c) => c.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+  };
+}
+
+/** A TCP relay to PostgreSQL that can reset every connection and refuse new ones. */
+export async function relay(target: URL) {
+  let cut = false;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    if (cut) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(Number(target.port || 5432), target.hostname);
+    for (const socket of [client, upstream]) {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+      socket.on('error', () => socket.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    port: (server.address() as net.AddressInfo).port,
+    async down() {
+      cut = true;
+      for (const socket of sockets) socket.resetAndDestroy();
+    },
+    async up() {
+      cut = false;
+    },
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
