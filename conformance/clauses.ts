@@ -22,7 +22,7 @@ export interface Clause {
 }
 
 /** Bumped whenever a clause is added, removed or reworded. */
-export const CLAUSE_REGISTER_VERSION = '2';
+export const CLAUSE_REGISTER_VERSION = '3';
 
 const CLIENT_RULE = 'a rule for API clients; the suite judges the service and receivers, not client code';
 
@@ -100,13 +100,16 @@ export const CLAUSES: readonly Clause[] = [
     ['res.read.status', 'status | string | See States and transitions'],
     ['res.read.code', 'code | string | Creditor reference code'],
     ['res.read.amount', 'amount | object | `total`, `currency`'],
+    ['res.read.method', 'checkoutMethod | string | `open_banking`, `card` or `both`'],
     ['res.read.reference', 'reference | string | Creditor reference'],
     ['res.read.particulars', 'particulars | string | Creditor particulars'],
     [
       'res.read.transaction-type',
       'transactionType | string | Rail the money moved on: `open_banking` or `card`. Meaningful only when status is `completed`. Before that it reads `open_banking` whatever checkoutMethod is. For a `both` session it is the only way to know what the payer chose.',
     ],
+    ['res.read.test-mode', 'testMode | boolean | '],
     ['res.read.foreign-id', "foreignTransactionId | string | The merchant's own identifier given at creation"],
+    ['res.read.expires', 'expiresAt | string | ISO 8601 UTC'],
     ['res.read.created', 'createdAt | string | ISO 8601 UTC'],
     ['res.read.updated', 'updatedAt | string | ISO 8601 UTC'],
   ]),
@@ -118,13 +121,7 @@ export const CLAUSES: readonly Clause[] = [
   ]),
   ...group('States and transitions', [
     ['state.created', 'created | Session exists; nobody has paid yet'],
-    [
-      'state.pending',
-      'pending | A payment is in flight: awaiting bank approval or a card charge is processing',
-      'must',
-      'service',
-      'how long a payment stays in flight is the implementation’s; the suite accepts pending on the way to completed and cannot hold a payment in flight',
-    ],
+    ['state.pending', 'pending | A payment is in flight: awaiting bank approval or a card charge is processing'],
     [
       'state.completed',
       'completed | Paid; funds are on their way to the settlement account; the merchant fulfils the order',
@@ -262,6 +259,7 @@ export const CLAUSES: readonly Clause[] = [
     ['order.500', '500 | internal_error | Server failure; retry with backoff and the same Idempotency-Key'],
   ]),
   ...group('Endpoints: GET /api/checkout-sessions/{id}', [
+    ['read.id', 'id | path | string | yes | The `cs_` id'],
     ['read.ok', 'Response 200: checkout session (read response). No request body.'],
     [
       'read.confirm',

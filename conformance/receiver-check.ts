@@ -31,6 +31,7 @@ import {
   type Result,
   SetupError,
 } from './outcome.ts';
+import { poll } from './poll.ts';
 import { Redactor } from './redact.ts';
 import { Registry } from './registry.ts';
 import { ConsoleReporter, type Output } from './reporters/console.ts';
@@ -80,7 +81,6 @@ const ANSWER_LIMIT_MS = 5000;
 const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
 const show = (s: Sent) => (s.status === null ? `no answer (${s.error})` : `${s.status} in ${s.ms} ms`);
 const now = () => Math.floor(Date.now() / 1000);
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A completed payment of the receiver's organisation, as its event names it. */
 interface RealPayment {
@@ -191,26 +191,22 @@ class Payments {
     // The redirect carries the transaction id (redirect.params); the read response does not.
     let transactionId =
       redirectTo && URL.canParse(redirectTo) ? new URL(redirectTo).searchParams.get('transactionId') : null;
-    const deadline = Date.now() + this.o.settleMs;
-    let status: string | undefined;
-    let createdAt = new Date().toISOString();
-    for (;;) {
-      const read = await send(
-        this.o.baseUrl,
-        'GET',
-        `/api/checkout-sessions/${encodeURIComponent(checkoutSessionId)}`,
-        { token: await this.accessToken() },
-        'receiver',
-        this.redactor,
-      );
-      status = text(read.json, 'status');
-      if (status === 'completed') {
-        createdAt = text(read.json, 'updatedAt') ?? createdAt;
-        break;
-      }
-      if (Date.now() > deadline) throw fail(`it still reads ${status ?? read.status} after the settle timeout.`);
-      await sleep(100);
-    }
+    const read = await poll(
+      async () =>
+        send(
+          this.o.baseUrl,
+          'GET',
+          `/api/checkout-sessions/${encodeURIComponent(checkoutSessionId)}`,
+          { token: await this.accessToken() },
+          'receiver',
+          this.redactor,
+        ),
+      (r) => text(r.json, 'status') === 'completed',
+      this.o.settleMs,
+    );
+    const status = text(read.json, 'status');
+    if (status !== 'completed') throw fail(`it still reads ${status ?? read.status} after the settle timeout.`);
+    const createdAt = text(read.json, 'updatedAt') ?? new Date().toISOString();
     if (!transactionId && this.o.adapter.capabilities.includes('webhookDeliveries')) {
       transactionId = (await this.deliveries(checkoutSessionId, () => true))[0]?.transactionId ?? null;
     }
@@ -223,17 +219,14 @@ class Payments {
 
   /** The target's delivery records of a session, once `enough` says so or the settle timeout ends. */
   async deliveries(checkoutSessionId: string, enough: (found: Delivery[]) => boolean): Promise<Delivery[]> {
-    const deadline = Date.now() + this.o.settleMs;
-    for (;;) {
-      let found: Delivery[];
+    const read = async () => {
       try {
-        found = await this.o.adapter.webhookDeliveries!({ checkoutSessionId });
+        return await this.o.adapter.webhookDeliveries!({ checkoutSessionId });
       } catch (error) {
         throw new AdapterError(`The adapter's webhookDeliveries failed: ${(error as Error).message}`);
       }
-      if ((found.length > 0 && enough(found)) || Date.now() > deadline) return found;
-      await sleep(100);
-    }
+    };
+    return poll(read, (found) => found.length > 0 && enough(found), this.o.settleMs);
   }
 }
 

@@ -60,7 +60,7 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   if (check.webhooks && options.preflight && !options.preflight.ok)
     return finish(options.preflight.status, options.preflight.reason);
   const abort = new AbortController();
-  const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal);
+  const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal, check.clauses);
   const timeoutMs =
     options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs);
   let timer: NodeJS.Timeout | undefined;

@@ -57,6 +57,28 @@ export const lifecycleChecks: Check[] = [
     },
   },
   {
+    id: 'LIFE-004',
+    clauses: ['state.pending', 'res.read.status'],
+    section: lifecycleSection,
+    title: 'a payment in flight (an attempt awaiting bank approval, a card charge processing) reads pending',
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      for (const rail of ['open_banking', 'card'] as const) {
+        const session = await ctx.api.session(org, { checkoutMethod: rail });
+        await ctx.target.pay(org, session.id, rail, 'pending');
+        const read = await ctx.api.readSession(org, session.id);
+        expectStatus(read, 200, `reading a session with a ${rail} payment in flight`);
+        const status = at(read.json, 'status');
+        expect(
+          status === 'pending',
+          `A session whose ${rail} payment is in flight must read pending; received ${show(status)}.`,
+          read,
+        );
+      }
+    },
+  },
+  {
     id: 'LIFE-003',
     clauses: ['redirect.params', 'create.redirect-url', 'res.transaction'],
     section: lifecycleSection,

@@ -7,6 +7,7 @@ import { expect, expectError, expectStatus } from '../assert.ts';
 import type { Check } from '../check.ts';
 import { sessionBody } from '../context/api.ts';
 import { at, show, text } from '../json.ts';
+import { poll } from '../poll.ts';
 
 const section = 'Endpoints: GET /api/checkout-sessions/{id}';
 const DAY_MS = 24 * 3600 * 1000;
@@ -27,6 +28,9 @@ export const readChecks: Check[] = [
       'res.create.method',
       'res.read.particulars',
       'res.read.foreign-id',
+      'res.read.method',
+      'res.read.test-mode',
+      'read.id',
       'res.read.transaction-type',
       'create.foreign-id',
       'state.created',
@@ -113,7 +117,7 @@ export const readChecks: Check[] = [
   },
   {
     id: 'READ-005',
-    clauses: ['res.create.expires', 'limit.session'],
+    clauses: ['res.create.expires', 'res.read.expires', 'limit.session'],
     section,
     title: 'expiresAt is 24 hours after creation, on the create and on the read',
     async run(ctx) {
@@ -189,7 +193,12 @@ export const readChecks: Check[] = [
       const payable = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
       expectStatus(payable, 200, 'GET /api/transaction/{id} for a payable payment link');
       await ctx.target.attempt(org, { kind: 'payment-link', id }, 'card', 'succeeded');
-      const settled = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
+      // A target may settle the link a moment after the attempt: read until it does.
+      const settled = await poll(
+        () => ctx.api.send('GET', `/api/transaction/${path}`, { token }),
+        (read) => read.status !== 200,
+        ctx.run.settings.settleTimeoutMs,
+      );
       expectError(settled, 404, 'not_found', 'GET /api/transaction/{id} for a settled payment link');
       const read = await ctx.api.send('GET', `/api/payment-links/${path}`, { token });
       expectStatus(read, 200, 'GET /api/payment-links/{id} after it settled (the supported read)');

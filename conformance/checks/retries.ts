@@ -4,7 +4,7 @@
  * 408 and 429 are not final, other 4xx are; the open banking rail makes one attempt; any
  * 2xx within the five seconds the service waits is a success.
  */
-import type { Capability, Rail } from '../adapter.ts';
+import type { Capability, Delivery, Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
 import type { Check } from '../check.ts';
 import { show } from '../json.ts';
@@ -80,8 +80,11 @@ function slowAnswerCheck(id: string, rail: Rail): Check {
       const d = await firstDelivery(ctx, hook);
       // The answer goes out SLOW_ANSWER_MS after arrival; the record is read once it has.
       await ctx.hooks.settle(Math.max(0, d.receivedAt + SLOW_ANSWER_MS + 1000 - Date.now()));
-      const records = await ctx.target.deliveries({ checkoutSessionId: session.id });
-      const record = records.find((r) => r.url === hook.url && r.attempt === 1) ?? records[0];
+      const first = (r: Delivery) => r.url === hook.url && r.attempt === 1;
+      const records = await ctx.target.deliveriesOnce({ checkoutSessionId: session.id }, (found) =>
+        found.some((r) => first(r) && (r.responseStatus !== null || r.error !== null)),
+      );
+      const record = records.find(first) ?? records[0];
       if (!record) fail('The target delivered, but its delivery records list no attempt.');
       const status = record.responseStatus;
       if (typeof status !== 'number' || status < 200 || status > 299) {

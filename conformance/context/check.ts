@@ -25,9 +25,11 @@ export class CheckContext {
     declared: readonly Capability[],
     /** Aborted when the check is abandoned (its time ran out): its requests and waits stop. */
     readonly signal: AbortSignal = new AbortController().signal,
+    /** The clauses the check enforces. */
+    clauses: readonly string[] = [],
   ) {
     this.api = new Api(run, id, signal, this.exchanges);
-    this.target = new Target(run, this.api, declared);
+    this.target = new Target(run, this.api, declared, clauses);
     this.hooks = new Hooks(run, id, signal);
   }
 

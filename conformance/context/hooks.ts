@@ -15,20 +15,22 @@ export interface Hook {
 
 /**
  * The document requires webhookUrl to be HTTPS and publicly reachable, so a target may
- * refuse the suite's plain-http receiver address (400 validation_failed naming
- * webhookUrl): the check cannot run then, and the reason says how to make it run.
+ * refuse the suite's receiver address (400 validation_failed naming webhookUrl): a plain
+ * http one, or an https one on a host that is not public. The check cannot run then, and
+ * the reason says how to make it run.
  */
 export function skipWhenReceiverRefused(run: RunContext, exchange: Exchange, webhookUrl: unknown): void {
   const publicUrl = run.receiver.publicUrl;
-  if (typeof webhookUrl !== 'string' || !webhookUrl.startsWith(publicUrl) || webhookUrl.startsWith('https://')) return;
+  if (typeof webhookUrl !== 'string' || !webhookUrl.startsWith(publicUrl)) return;
   const named =
     at(exchange.json, 'error', 'param') === 'webhookUrl' ||
     list(exchange.json, 'error', 'details').some((d) => at(d, 'field') === 'webhookUrl');
-  if (exchange.status === 400 && at(exchange.json, 'error', 'code') === 'validation_failed' && named) {
-    throw new CheckSkipped(
-      `the target refused the suite's receiver address ${publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-tls (and have the target trust its CA), or --receiver-public-url https://... (an HTTPS tunnel to the receiver)`,
-    );
-  }
+  if (exchange.status !== 400 || at(exchange.json, 'error', 'code') !== 'validation_failed' || !named) return;
+  throw new CheckSkipped(
+    webhookUrl.startsWith('https://')
+      ? `the target refused the suite's receiver address ${publicUrl} as webhookUrl (the document requires a publicly reachable address): pass --receiver-public-url https://... (a public HTTPS tunnel to the receiver), or let the target's test deployment accept the receiver's host`
+      : `the target refused the suite's receiver address ${publicUrl} as webhookUrl (the document requires HTTPS and a publicly reachable address): pass --receiver-tls (and have the target trust its CA), or --receiver-public-url https://... (an HTTPS tunnel to the receiver)`,
+  );
 }
 
 export class Hooks {

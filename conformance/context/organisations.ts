@@ -35,6 +35,8 @@ export interface Org {
   tokens: Map<Mode, string>;
   /** How far the suite has moved its clock (advanceClock), in seconds. */
   clockMovedS: number;
+  /** Set when the token endpoint answered its adapter-made test key 401: why the key counts as refused. */
+  refused?: string;
 }
 
 /** Does a profile fit these settings? Declared settings must match; an undeclared one is taken to fit the defaults only. */

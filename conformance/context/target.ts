@@ -15,16 +15,24 @@ import {
   type Outcome,
   type Rail,
 } from '../adapter.ts';
+import { clause } from '../clauses.ts';
 import { at, text } from '../json.ts';
 import { CheckSkipped } from '../outcome.ts';
+import { poll } from '../poll.ts';
 import { type Api, sessionBody } from './api.ts';
 import { DEFAULT_SETTINGS, DEFAULTS_TEXT, describeSettings, fits, type Mode, type Org } from './organisations.ts';
 import type { RunContext } from './run.ts';
 
 /** Whole-second timestamps and the time between two creates: how far short of the move a reading may fall. */
 const CLOCK_SLACK_S = 2;
-/** Statuses a payment passes through before an attempt's outcome shows (States and transitions). */
-const UNSETTLED = new Set(['created', 'pending']);
+/** The status an attempt's outcome must leave a checkout session in (States and transitions). */
+const EXPECTED: Record<Outcome, string> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
+
+/**
+ * Sections of the register about the token endpoint: a check citing one judges the very
+ * exchange that confirms an adapter's key pair, so for it a refused pair is a verdict.
+ */
+const TOKEN_SECTIONS = new Set(['Endpoints: POST /api/token', 'Resources: access token response']);
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -36,7 +44,20 @@ export class Target {
     private readonly api: Api,
     /** The capabilities the check declared: the only ones it may call. */
     private readonly declared: readonly Capability[],
+    /** The clauses the check enforces: no confirmation of an adapter call may rest on them. */
+    private readonly clauses: readonly string[] = [],
   ) {}
+
+  /** Does the check judge the token endpoint (so a refused key pair is its verdict, not the adapter's)? */
+  private get judgesTokenEndpoint(): boolean {
+    return this.clauses.some((id) => TOKEN_SECTIONS.has(clause(id).section) || id.startsWith('auth.'));
+  }
+
+  /** An organisation whose key pair the token endpoint refused is the adapter's fault, unless that is what the check judges. */
+  private confirmed(org: Org): Org {
+    if (org.refused !== undefined && !this.judgesTokenEndpoint) throw new AdapterError(org.refused);
+    return org;
+  }
 
   has(capability: Capability): boolean {
     return this.run.has(capability);
@@ -63,10 +84,13 @@ export class Target {
 
   /**
    * An organisation of the check's own (adapter), or the --config profile that fits the
-   * settings. A made organisation is confirmed through the public API: its test key must
-   * get a token.
+   * settings. A made organisation is confirmed through the public API (see confirmKey).
    */
   async organisation(settings: Partial<OrganisationSettings> = {}): Promise<Org> {
+    return this.confirmed(await this.makeOrganisation(settings));
+  }
+
+  private async makeOrganisation(settings: Partial<OrganisationSettings>): Promise<Org> {
     if (this.has('createOrganisation')) {
       const full = { ...DEFAULT_SETTINGS, ...settings };
       const made = await this.call('createOrganisation', `createOrganisation(${JSON.stringify(full)})`, () =>
@@ -87,7 +111,9 @@ export class Target {
       if (typeof org.id !== 'string' || typeof org.keys.test?.clientId !== 'string') {
         throw new AdapterError('createOrganisation returned no id or no test API key');
       }
-      await this.confirmKey(org, 'test', org.keys.test, 'createOrganisation');
+      const { token, refused } = await this.confirmKey(org.keys.test, 'test', 'createOrganisation');
+      if (token !== undefined) org.tokens.set('test', token);
+      if (refused !== undefined) org.refused = refused;
       return org;
     }
     const profile = this.run.settings.profiles.find((p) => fits(p, settings));
@@ -101,9 +127,10 @@ export class Target {
   }
 
   /** An organisation shared by checks that change nothing about it (no clock, faults or keys). */
-  sharedOrganisation(): Promise<Org> {
-    this.run.shared ??= this.organisation({});
-    return this.run.shared;
+  async sharedOrganisation(): Promise<Org> {
+    // Made once; whether its refused key is a verdict or the adapter's fault, each check decides.
+    this.run.shared ??= this.makeOrganisation({});
+    return this.confirmed(await this.run.shared);
   }
 
   /** An organisation other than the shared one, with the default settings. */
@@ -120,16 +147,24 @@ export class Target {
     return this.run.profileOrg(profile);
   }
 
-  /** The key pair must get a token: otherwise the adapter handed out credentials the target does not know. */
-  private async confirmKey(org: Org, mode: Mode, pair: Credentials, what: string): Promise<void> {
+  /**
+   * Confirms a key pair the adapter returned: the token endpoint must not answer it 401
+   * ("the pair matches no key"), or the adapter handed out credentials the target does
+   * not know. Any other failure of the token endpoint is the target's, for the checks to
+   * judge. Gives the token issued, for reuse, or why the pair counts as refused.
+   */
+  private async confirmKey(
+    pair: Credentials,
+    mode: Mode,
+    what: string,
+  ): Promise<{ token?: string | undefined; refused?: string }> {
     const exchange = await this.api.tokenRequest(pair);
-    const token = text(exchange.json, 'accessToken');
-    if (exchange.status !== 200 || token === undefined) {
-      throw new AdapterError(
-        `${what} did not take effect: the token endpoint refuses the ${mode} key it returned (status ${exchange.status})`,
-      );
+    if (exchange.status === 401) {
+      return {
+        refused: `${what} did not take effect: the token endpoint answers the ${mode} key it returned 401 (a pair that matches no key)`,
+      };
     }
-    if (org.keys[mode]?.clientId === pair.clientId) org.tokens.set(mode, token);
+    return { token: exchange.status === 200 ? text(exchange.json, 'accessToken') : undefined };
   }
 
   private idOf(org: Org, what: string): string {
@@ -189,26 +224,42 @@ export class Target {
   }
 
   /**
-   * Reads a checkout session until it leaves `created` and `pending`, or --settle-timeout
-   * passes: a target may complete an attempt asynchronously, so `pending` on the way is
-   * never a verdict. Returns the last status read.
+   * Reads a checkout session until the attempt's outcome shows (completed, failed or
+   * pending), or --settle-timeout passes: a target may record an attempt asynchronously,
+   * so `created`, `pending` or the status from before the attempt are never a verdict on
+   * the way. Any other status ends the wait at once, for the checks to judge. Gives the
+   * last status read.
    */
-  async settled(org: Org, sessionId: string): Promise<unknown> {
-    const deadline = Date.now() + this.run.settings.settleTimeoutMs;
-    for (let pause = 50; ; pause = Math.min(pause * 2, 500)) {
-      const read = await this.api.readSession(org, sessionId);
-      const status = at(read.json, 'status');
-      if (read.status !== 200 || typeof status !== 'string' || !UNSETTLED.has(status)) return status;
-      if (Date.now() + pause > deadline) return status;
-      await new Promise((resolve) => setTimeout(resolve, pause));
-    }
+  async settled(org: Org, sessionId: string, outcome: Outcome, before?: unknown): Promise<unknown> {
+    const expected = EXPECTED[outcome];
+    const passing = new Set(['created', 'pending', before].filter((s) => s !== expected));
+    const read = await poll(
+      () => this.api.readSession(org, sessionId),
+      (r) => r.status !== 200 || !passing.has(at(r.json, 'status') as string),
+      this.run.settings.settleTimeoutMs,
+    );
+    return at(read.json, 'status');
   }
 
   /**
-   * A payment attempt. On a checkout session the suite then waits for the outcome to
-   * show (see settled). A session still reading `created` after a succeeded attempt shows
-   * no attempt at all: either the adapter did not reach the target or the target ignored
-   * it, and the suite cannot tell which. Any other status is the checks' to judge.
+   * Whether the target shows it took a succeeded attempt on the session, by something
+   * other than the status the checks judge: the payer sent on with its checkoutSessionId
+   * (the Redirect rule), or a delivery the target recorded for it.
+   */
+  private async attemptShown(sessionId: string, redirectTo: string | null): Promise<boolean> {
+    if (redirectTo !== null && URL.canParse(redirectTo)) {
+      if (new URL(redirectTo).searchParams.get('checkoutSessionId') === sessionId) return true;
+    }
+    if (!this.has('webhookDeliveries') || !this.declared.includes('webhookDeliveries')) return false;
+    return (await this.deliveries({ checkoutSessionId: sessionId })).length > 0;
+  }
+
+  /**
+   * A payment attempt. On a checkout session the suite then waits for the outcome to show
+   * (see settled). When a succeeded attempt leaves the status as it was, the suite asks
+   * whether the target took the attempt at all (attemptShown): if it did, the status is
+   * the checks' to judge; if nothing shows it, the adapter may not have reached the
+   * target, and the suite cannot tell, so no verdict is drawn.
    */
   async attempt(
     org: Org,
@@ -217,13 +268,16 @@ export class Target {
     outcome: Outcome,
   ): Promise<{ redirectTo: string | null; status?: unknown }> {
     const what = `attempt(${target.kind} ${target.id}, ${rail}, ${outcome})`;
+    const session = target.kind === 'checkout-session';
+    const before = session ? at((await this.api.readSession(org, target.id)).json, 'status') : undefined;
     const done = await this.call('attempt', what, () => this.run.adapter.attempt?.(target, rail, outcome));
     const redirectTo = typeof at(done, 'redirectTo') === 'string' ? (at(done, 'redirectTo') as string) : null;
-    if (target.kind !== 'checkout-session' || outcome === 'pending') return { redirectTo };
-    const status = await this.settled(org, target.id);
-    if (outcome === 'succeeded' && status === 'created') {
+    if (!session) return { redirectTo };
+    const status = await this.settled(org, target.id, outcome, before);
+    const unmoved = status === 'created' || status === before;
+    if (outcome === 'succeeded' && unmoved && !(await this.attemptShown(target.id, redirectTo))) {
       throw new AdapterError(
-        `${what} did not take effect: the session still reads "created" after ${this.run.settings.settleTimeoutMs / 1000} s (either the adapter did not pay it or the target did not record the attempt)`,
+        `${what} did not take effect: the session still reads ${JSON.stringify(status)} after ${this.run.settings.settleTimeoutMs / 1000} s, and neither a redirect nor a delivery record shows the target took the attempt (either the adapter did not pay it or the target did not record it)`,
       );
     }
     return { redirectTo, status };
@@ -246,6 +300,17 @@ export class Target {
     );
     if (!Array.isArray(found)) throw new AdapterError('webhookDeliveries returned no list');
     return found;
+  }
+
+  /**
+   * The target's records once `enough` holds of them, or as they are when --settle-timeout
+   * passes: a target may write down an attempt a little after making it.
+   */
+  async deliveriesOnce(
+    query: { checkoutSessionId: string } | { transactionId: string },
+    enough: (found: Delivery[]) => boolean,
+  ): Promise<Delivery[]> {
+    return poll(() => this.deliveries(query), enough, this.run.settings.settleTimeoutMs);
   }
 
   async injectFault(org: Org, kind: FaultKind, times?: number): Promise<void> {
@@ -280,7 +345,8 @@ export class Target {
     if (typeof pair?.clientId !== 'string' || typeof pair.clientSecret !== 'string') {
       throw new AdapterError(`createApiKey(${id}, ${mode}) returned no key pair`);
     }
-    await this.confirmKey(org, mode, pair, `createApiKey(${id}, ${mode})`);
+    const { refused } = await this.confirmKey(pair, mode, `createApiKey(${id}, ${mode})`);
+    if (refused !== undefined && !this.judgesTokenEndpoint) throw new AdapterError(refused);
     return pair;
   }
 

@@ -511,17 +511,6 @@ const mutants: Mutant[] = [
     },
   },
   {
-    name: "the target's delivery record says signed for an unsigned delivery",
-    only: 'HOOK-021',
-    caughtBy: ['HOOK-021'],
-    api: {
-      response: (m, r) =>
-        pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200
-          ? editJson(r, (b) => ({ ...b, deliveries: (b.deliveries ?? []).map((d: any) => ({ ...d, signed: true })) }))
-          : r,
-    },
-  },
-  {
     name: 'the open banking rail retries after a 400',
     only: 'HOOK-026',
     caughtBy: ['HOOK-026'],

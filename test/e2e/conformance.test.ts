@@ -12,7 +12,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
-import { editJson, type Mutation } from '../support/mutating-proxy.ts';
+import { editJson, freePort, type Mutation } from '../support/mutating-proxy.ts';
 import type { Check, RegisteredCheck } from '../../conformance/check.ts';
 import type { CheckContext } from '../../conformance/context/check.ts';
 import { RunContext } from '../../conformance/context/run.ts';
@@ -215,6 +215,30 @@ describe('selection, exit statuses and targets without a sandbox', () => {
     const badToken = await cli(['run', '--base-url', t.url, '--sandbox-token', 'wrong']);
     expect(badToken.code).toBe(2);
     expect(badToken.stderr).toMatch(/sandbox/i);
+  });
+
+  it('a target that cannot reach the receiver: every webhook check is a setup error quoting the target’s own record', async () => {
+    const nobody = `http://127.0.0.1:${await freePort()}`;
+    const run = await runSuite([
+      '--base-url',
+      t.url,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--receiver-public-url',
+      nobody,
+      '--settle-timeout',
+      '3',
+      '--only',
+      'TOKEN-001,HOOK-001,HOOK-002',
+    ]);
+    expect(run.code, explain(run)).toBe(2);
+    expect(run.result('TOKEN-001').status).toBe('passed');
+    for (const id of ['HOOK-001', 'HOOK-002']) {
+      expect(run.result(id).status, id).toBe('error');
+      expect(run.result(id).reason).toMatch(
+        /^no webhook reached the suite's receiver \(http:\/\/127\.0\.0\.1:\d+\) within 3 s of a payment completing; the target's own record: attempt 1 to http:\/\/127\.0\.0\.1:\d+\/hooks\/PREFLIGHT\/delivery-\d+ at \S+: no answer \(.+\)/,
+      );
+    }
   });
 
   it('without a way to organisations (no sandbox token, adapter or profiles) is a setup error, exit 2', async () => {

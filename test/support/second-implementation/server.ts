@@ -347,9 +347,10 @@ export async function startSecondImplementation(
     if (ids.length !== 1 || secrets.length !== 1 || !ids[0] || !secrets[0]) return [400, { error: TOKEN_400 }];
     const key = keys.get(ids[0]);
     // token.identical: one comparison whether or not the id exists, and one answer for both;
-    // only the per-request id differs, as it does between two identical requests.
+    // only the per-request id differs (in the message too, ours), as it does between two
+    // identical requests.
     const match = timingSafeEqual(digest(secrets[0]), key?.secretDigest ?? DUMMY_DIGEST);
-    if (!key || !match) return [401, { error: TOKEN_401, requestId }];
+    if (!key || !match) return [401, { error: `${TOKEN_401} (request ${requestId})`, requestId }];
     const org = orgs.get(key.orgId)!;
     const accessToken = `tk.${randomBytes(30).toString('base64url')}`; // ours: opaque, stored
     tokens.set(accessToken, {
