@@ -948,12 +948,14 @@ export interface components {
             };
         };
         /**
-         * @description `unauthorized`, with status 429: a wrong sandbox token from an address that has
-         *     sent ten wrong ones within the last minute. Retry after the seconds in
-         *     `Retry-After`, with the right token: it is never refused, from any address.
+         * @description `unauthorized`, with status 429, for an address that has sent ten wrong sandbox
+         *     tokens within the last minute: its wrong tokens, and any token sent within a second
+         *     of the last one compared (`Retry-After: 1`), so guessing slows to one token a second.
+         *     Retry after the seconds in `Retry-After`, with the right token: compared in its
+         *     turn, it is never refused, from any address.
          *
-         *     **Assumption:** the design names no limit. Counted per source address (IPv6 per
-         *     /64) in a minute's window that starts at the first wrong token; the code stays
+         *     **Assumption:** no limit is named for the sandbox. Counted per source address (IPv6
+         *     per /64) in a minute's window that starts at the first wrong token; the code stays
          *     `unauthorized`, since the token is what is wrong.
          */
         SandboxTooManyRequests: {

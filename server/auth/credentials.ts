@@ -105,6 +105,27 @@ export class FailureCounts {
   }
 }
 
+/** One start per key at most every `intervalMs`, for at most REMEMBERED keys (the oldest go first). */
+export class Pace {
+  private readonly starts = new Map<string, number>();
+
+  constructor(
+    private readonly intervalMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Whether `key` may start now; if so, the start is noted. */
+  take(key: string): boolean {
+    const now = this.now();
+    const last = this.starts.get(key);
+    if (last !== undefined && now - last < this.intervalMs) return false;
+    this.starts.delete(key);
+    if (this.starts.size >= REMEMBERED) this.starts.delete(this.starts.keys().next().value!);
+    this.starts.set(key, now);
+    return true;
+  }
+}
+
 export class Credentials {
   /** A key known to this process only: the digests mean nothing outside it. */
   private readonly digestKey = randomBytes(32);
@@ -116,7 +137,7 @@ export class Credentials {
   /** Checks waiting or hashing, by source (none: no entry). */
   private readonly waitingBySource = new Map<string, number>();
   /** When each throttled source last started a check. */
-  private readonly throttledStarts = new Map<string, number>();
+  private readonly throttledStarts: Pace;
 
   constructor(
     private readonly store: Store,
@@ -125,6 +146,7 @@ export class Credentials {
   ) {
     this.idFailures = new FailureCounts(FAILURE_LIMIT, FAILURE_WINDOW_MS, now);
     this.sourceFailures = new FailureCounts(SOURCE_FAILURE_LIMIT, FAILURE_WINDOW_MS, now);
+    this.throttledStarts = new Pace(THROTTLED_PACE_MS, now);
   }
 
   private digest(secret: string): Buffer {
@@ -181,15 +203,8 @@ export class Credentials {
   private admit(source: string): boolean {
     const mine = this.waitingBySource.get(source) ?? 0;
     if (this.waiting >= MAX_WAITING || mine >= MAX_WAITING_PER_SOURCE) return false;
-    if (this.sourceFailures.limited(source) !== undefined) {
-      const now = this.now();
-      const last = this.throttledStarts.get(source);
-      if (mine > 0 || (last !== undefined && now - last < THROTTLED_PACE_MS)) return false;
-      this.throttledStarts.delete(source);
-      if (this.throttledStarts.size >= REMEMBERED)
-        this.throttledStarts.delete(this.throttledStarts.keys().next().value!);
-      this.throttledStarts.set(source, now);
-    }
+    if (this.sourceFailures.limited(source) !== undefined && (mine > 0 || !this.throttledStarts.take(source)))
+      return false;
     this.waiting++;
     this.waitingBySource.set(source, mine + 1);
     return true;

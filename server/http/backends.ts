@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Document, Operation, ParsedRequest } from 'openapi-backend';
-import { FAILURE_WINDOW_MS, FailureCounts, sourceOf } from '../auth/credentials.ts';
+import { FAILURE_WINDOW_MS, FailureCounts, Pace, sourceOf, THROTTLED_PACE_MS } from '../auth/credentials.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
 import { refuseWebhookUrl } from '../domain/webhook-target.ts';
 import { MALFORMED } from '../handlers/create-access-token.ts';
@@ -100,8 +100,10 @@ export function publicApi(definition: Document): Promise<Backend<Scope>> {
 
 /**
  * Wrong sandbox tokens from one source (auth/credentials.ts sourceOf) within the window
- * before the next wrong one is answered 429: the token opens organisations, clocks and
- * payments, and one chosen by hand may be short.
+ * before the source is throttled: the token opens organisations, clocks and payments, and
+ * one chosen by hand may be short. A throttled source has one token compared a second
+ * (THROTTLED_PACE_MS), the rest answered 429 uncompared, so guessing slows to that pace
+ * however many requests are sent at once; its wrong tokens are answered 429 too.
  */
 export const SANDBOX_FAILURE_LIMIT = 10;
 
@@ -113,6 +115,7 @@ function sameSecret(given: string, expected: string): boolean {
 
 export function sandboxApi(definition: Document, sandboxToken: string): Promise<Backend<Scope>> {
   const failures = new FailureCounts(SANDBOX_FAILURE_LIMIT, FAILURE_WINDOW_MS);
+  const pace = new Pace(THROTTLED_PACE_MS);
   /** Requests whose wrong token came from a source over the limit: seconds until it ends. */
   const throttled = new WeakMap<Scope, number>();
   return Backend.create<Scope>({
@@ -123,11 +126,16 @@ export function sandboxApi(definition: Document, sandboxToken: string): Promise<
         if (sentTwice(scope.koa.req, 'authorization')) return false;
         const match = /^Bearer +(\S+)$/i.exec(String(request.headers.authorization ?? '').trim());
         if (!match) return false;
-        // Compared first, whatever failed before: the right token is never refused, and a
-        // request that offers no token guesses nothing, so only wrong tokens are counted.
-        if (sameSecret(match[1]!, sandboxToken)) return true;
+        // A request that offers no token guesses nothing, so only wrong tokens are counted.
+        // An unthrottled source always has its token compared, so the right one always opens
+        // the sandbox; a throttled one waits its turn, a second at most.
         const source = sourceOf(scope.koa.req.socket.remoteAddress);
         const seconds = failures.limited(source);
+        if (seconds !== undefined && !pace.take(source)) {
+          throttled.set(scope, 1);
+          return false;
+        }
+        if (sameSecret(match[1]!, sandboxToken)) return true;
         if (seconds !== undefined) throttled.set(scope, seconds);
         failures.add(source);
         return false;
@@ -139,7 +147,7 @@ export function sandboxApi(definition: Document, sandboxToken: string): Promise<
       if (seconds !== undefined)
         return new ApiError(
           'unauthorized',
-          `Too many wrong sandbox tokens from this address: retry after ${seconds} seconds with the token the server printed at start.`,
+          `Too many wrong sandbox tokens from this address: retry after ${seconds} second${seconds === 1 ? '' : 's'} with the token the server printed at start.`,
           null,
           undefined,
           { 'retry-after': String(seconds) },

@@ -108,6 +108,9 @@ export async function listen(options: HttpOptions, responder: Responder): Promis
       handle = listener;
       docs = docsUrl;
       server.on('clientError', answerUnreadable(docsUrl, log));
+      // After listening, an error of the listening socket (EMFILE on accept, say) is logged:
+      // the server keeps serving the connections it has and accepts again when it can.
+      server.on('error', (err) => log.error({ err }, 'the listening socket failed'));
       log.info({ maxConnections: cap ?? null, descriptorLimit: limit ?? null }, 'connections capped');
     },
     stopAccepting,

@@ -405,8 +405,10 @@ export abstract class SqlStore implements Store {
         .updateTable('webhook_deliveries')
         .set({ response_status: result.responseStatus, error: result.error, final: result.final ? 1 : 0, done: 1 })
         .where('id', '=', deliveryId)
+        .where('done', '=', 0)
         .returning('outbox_id')
-        .executeTakeFirstOrThrow();
+        .executeTakeFirst();
+      if (!row) return;
       await trx
         .updateTable('webhook_outbox')
         .set({ state: next.state, next_attempt_at: next.nextAttemptAt, lease_owner: null, lease_until: null })

@@ -204,7 +204,11 @@ export interface Store {
     entry: OutboxEntry,
     attempt: Omit<DeliveryRecord, 'id' | 'responseStatus' | 'error' | 'final'>,
   ): Promise<number>;
-  /** Records the attempt's result and the entry's next state, and frees its lease. */
+  /**
+   * Records the attempt's result and the entry's next state, and frees its lease; only
+   * while the attempt is unfinished, so the first to conclude it (its own server, or one
+   * that took the entry up as interrupted) decides, and a late writer changes nothing.
+   */
   finishDelivery(
     deliveryId: number,
     result: { responseStatus: number | null; error: string | null; final: boolean },

@@ -30,14 +30,18 @@ import { ANSWER_TIMEOUT_MS, type SendResult, sendWebhook } from './send.ts';
 export const CARD_ATTEMPTS = 3;
 /** How long a server holds an attempt: longer than an attempt can take (ANSWER_TIMEOUT_MS and the writes around it). */
 export const LEASE_MS = ANSWER_TIMEOUT_MS * 2;
-/** Due entries claimed per poll, at most. */
-const CLAIM_LIMIT = 50;
+/**
+ * Attempts in flight at once from the queue, at most: each holds a socket (and a lease)
+ * for up to the five-second answer wait, so a backlog aimed at slow receivers cannot take
+ * the descriptors the server keeps for its store and its connections.
+ */
+const MAX_QUEUED_ATTEMPTS = 32;
 /** Between polls while the database fails, and how often that is logged. */
 const FAILING_POLL_MS = 1000;
 /**
- * Waits between tries to record an attempt's outcome while the store fails: their sum,
- * with the answer wait, stays inside the lease, so no other server takes the entry up
- * while this one may still record it.
+ * Waits between tries to record an attempt's outcome while the store fails. Should the
+ * lease end first, another server concludes the attempt as interrupted and a late write
+ * here changes nothing (finishDelivery concludes an attempt once).
  */
 const RECORD_RETRY_MS = [250, 500, 1000, 2000] as const;
 /** Wait before attempt 2 and attempt 3, after the previous attempt failed. */
@@ -126,7 +130,9 @@ export class WebhookDispatcher {
   }
 
   private async tick(): Promise<void> {
-    const claimed = await this.store.claimDueWebhooks(this.lease(), Date.now(), CLAIM_LIMIT);
+    const room = MAX_QUEUED_ATTEMPTS - this.running.size;
+    if (room <= 0) return;
+    const claimed = await this.store.claimDueWebhooks(this.lease(), Date.now(), room);
     for (const entry of claimed) if (!this.running.has(entry.id)) void this.deliver(entry);
   }
 

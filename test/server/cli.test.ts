@@ -11,6 +11,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import {
+  chmodSync,
   existsSync,
   mkdirSync,
   mkdtempSync,
@@ -614,8 +615,11 @@ describe('payment-server’s files', () => {
     } finally {
       expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
     }
+    // A .data/ an earlier version left open is closed at the next start.
+    chmodSync(data, 0o755);
     const again = await start(['--port', '0'], {}, cwd);
     try {
+      expect(mode(data)).toBe(0o700);
       expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
       expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
     } finally {

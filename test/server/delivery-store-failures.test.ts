@@ -2,8 +2,8 @@
  * The store failing while a webhook attempt is in flight (service document: Events,
  * Response and retry behaviour). The receiver holds its answer; meanwhile the store is
  * made to fail, on SQLite by another process holding the write lock, on PostgreSQL by a
- * TCP relay that resets every connection, by a table lock that outlasts the statement
- * timeout, and by a role with a tiny connection limit. Each time: the process does not
+ * TCP relay that resets every connection or stalls them all, by a table lock that
+ * outlasts the statement timeout, and by a role with a tiny connection limit. Each time: the process does not
  * end (no unhandled rejection), it keeps answering, and once the store is back the
  * delivery carries on under the card rail's rules until the receiver has it.
  */
@@ -167,6 +167,21 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
     try {
       const org = await t.organisation();
       await deliveryThroughFailure(t, org, link.down, link.up, 6000);
+    } finally {
+      await t.close();
+      await link.close();
+    }
+  }, 120_000);
+
+  it('the network stalls (no byte either way, connections left open): the process stays up and delivers on the retry', async () => {
+    db = await freshDatabase();
+    const link = await relay(new URL(db.url));
+    const url = new URL(db.url);
+    url.host = `127.0.0.1:${link.port}`;
+    const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
+    try {
+      const org = await t.organisation();
+      await deliveryThroughFailure(t, org, link.stall, link.up, 12_000);
     } finally {
       await t.close();
       await link.close();

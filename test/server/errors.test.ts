@@ -441,6 +441,25 @@ describe('other edges of HTTP', () => {
     }
   });
 
+  it('a request whose body never completes gets 408 in the envelope once the request time is up, and the connection closes', async () => {
+    const slow = await startTestServer({ requestTimeoutMs: 300 });
+    try {
+      const started = Date.now();
+      const answer = await raw(
+        `POST /api/checkout-sessions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${org.testToken}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{"type":',
+        slow.url,
+      );
+      expect(answer.status).toBe(408);
+      expect(answer.headers.connection).toBe('close');
+      expect(JSON.parse(answer.body).error.code).toBe('validation_failed');
+      // The limit is checked every second: held seconds, never Node's five minutes.
+      expect(Date.now() - started).toBeLessThan(5000);
+    } finally {
+      await slow.close();
+    }
+  });
+
   it('a client gone before its body ended gets no error or stack in the log: its request is logged with status 499', async () => {
     const { port } = new URL(t.url);
     const socket = net.connect(Number(port), '127.0.0.1');

@@ -8,6 +8,7 @@
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { THROTTLED_PACE_MS } from '../../server/auth/credentials.ts';
 import { SANDBOX_FAILURE_LIMIT } from '../../server/http/backends.ts';
 import {
   type Answer,
@@ -53,7 +54,7 @@ const advance = (from: string, token: string | undefined) =>
   sandboxFrom(from, token, 'POST', `/sandbox/organisations/${org.id}/clock`, { advanceSeconds: 0 });
 
 describe('wrong sandbox tokens', () => {
-  it(`are answered 401 until an address has sent ${SANDBOX_FAILURE_LIMIT} within a minute, then 429 with Retry-After; the right token is never refused`, async () => {
+  it(`are answered 401 until an address has sent ${SANDBOX_FAILURE_LIMIT} within a minute, then 429 with Retry-After, one token compared a second; the right one is let in at its turn`, async () => {
     const guesser = '127.0.0.6';
     for (let i = 0; i < SANDBOX_FAILURE_LIMIT; i++) {
       const answer = await advance(guesser, `${SANDBOX_TOKEN}-${i}`);
@@ -67,17 +68,31 @@ describe('wrong sandbox tokens', () => {
     const seconds = Number(refused.headers.get('retry-after'));
     expect(Number.isInteger(seconds) && seconds >= 1 && seconds <= 60).toBe(true);
 
-    // The right token still opens the sandbox from that address, every time, on any route.
-    for (let i = 0; i < 3; i++) expect((await advance(guesser, SANDBOX_TOKEN)).status).toBe(200);
+    // A throttled address has one token compared a second, so guessing slows to that pace
+    // however many are sent at once: even the right token, sent within the second, is
+    // answered 429 uncompared, and told to come back in a second.
+    const early = await advance(guesser, SANDBOX_TOKEN);
+    expect(early.status).toBe(429);
+    expect(early.headers.get('retry-after')).toBe('1');
+    // In its turn the right token opens the sandbox from that address, every time, on any route.
+    const nextTurn = () => new Promise((resolve) => setTimeout(resolve, THROTTLED_PACE_MS + 50));
+    for (let i = 0; i < 2; i++) {
+      await nextTurn();
+      expect((await advance(guesser, SANDBOX_TOKEN)).status).toBe(200);
+    }
     const settings = {
       settlementCurrency: 'AUD',
       cardEnabled: true,
       openBankingApproved: false,
       settlementAccount: false,
     };
+    await nextTurn();
     expect((await sandboxFrom(guesser, SANDBOX_TOKEN, 'POST', '/sandbox/organisations', settings)).status).toBe(200);
     // Still refused for wrong ones: a success does not reset the count.
-    expect((await advance(guesser, 'wrong')).status).toBe(429);
+    await nextTurn();
+    const wrong = await advance(guesser, 'wrong');
+    expect(wrong.status).toBe(429);
+    expect(Number(wrong.headers.get('retry-after'))).toBeGreaterThan(1);
     // Offering no token guesses nothing: the plain 401, with its challenge.
     const none = await advance(guesser, undefined);
     expect(none.status).toBe(401);

@@ -306,6 +306,13 @@ describe.each(stores)('the %s store', (_name, available, open) => {
         { state: 'pending', nextAttemptAt: Date.now() - 1 },
       );
       expect(await store.unfinishedDelivery(entry.id)).toBeUndefined();
+      // A late second conclusion (a server that took the entry up as interrupted, or the
+      // first server's write after its lease ended) changes nothing: the first one stands.
+      await store.finishDelivery(
+        deliveryId,
+        { responseStatus: null, error: 'interrupted', final: true },
+        { state: 'failed', nextAttemptAt: Date.now() },
+      );
       expect(await store.listDeliveries(entry.transactionId)).toEqual([
         expect.objectContaining({ attempt: 1, responseStatus: 500, final: false, signed: true }),
       ]);

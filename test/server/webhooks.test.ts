@@ -396,3 +396,22 @@ describe('the target, checked again at delivery time after DNS resolution', () =
     }
   });
 });
+
+describe('a backlog of due card retries', () => {
+  it('is attempted at most 32 at a time, so slow receivers cannot take the descriptors; the rest wait their turn', async () => {
+    const org = await t.organisation();
+    const path = hookPath({ status: 500 });
+    const backlog = 40;
+    for (let i = 0; i < backlog; i++) await paidSession(org, { path });
+    await receiver.waitFor(path, backlog);
+    // Every retry is now due at once, and the receiver holds every answer.
+    receiver.behave(path, { hang: true });
+    await t.advanceClock(org.id, 60);
+    await settle(2500);
+    const held = receiver.deliveries.filter((d) => d.path === path).length - backlog;
+    expect(held).toBeGreaterThan(0);
+    expect(held).toBeLessThanOrEqual(32);
+    // Held answers time out after five seconds; then the others get their attempt.
+    await receiver.waitFor(path, 2 * backlog, 20_000);
+  }, 40_000);
+});

@@ -42,22 +42,34 @@ export async function freshDatabase(): Promise<FreshDatabase> {
   };
 }
 
-/** A TCP relay to PostgreSQL that can reset every connection and refuse new ones. */
+/**
+ * A TCP relay to PostgreSQL that can reset every connection and refuse new ones (`down`),
+ * or hold every byte both ways with the connections left open (`stall`), as a network
+ * that drops packets does; `up` mends either.
+ */
 export async function relay(target: URL) {
   let cut = false;
+  let stalled = false;
   const sockets = new Set<net.Socket>();
+  const pairs = new Set<[net.Socket, net.Socket]>();
+  const pipe = ([client, upstream]: [net.Socket, net.Socket]) => client.pipe(upstream).pipe(client);
   const server = net.createServer((client) => {
     if (cut) {
       client.destroy();
       return;
     }
     const upstream = net.connect(Number(target.port || 5432), target.hostname);
-    for (const socket of [client, upstream]) {
+    const pair: [net.Socket, net.Socket] = [client, upstream];
+    for (const socket of pair) {
       sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
+      socket.on('close', () => {
+        sockets.delete(socket);
+        pairs.delete(pair);
+      });
       socket.on('error', () => socket.destroy());
     }
-    client.pipe(upstream).pipe(client);
+    pairs.add(pair);
+    if (!stalled) pipe(pair);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -66,8 +78,20 @@ export async function relay(target: URL) {
       cut = true;
       for (const socket of sockets) socket.resetAndDestroy();
     },
+    async stall() {
+      stalled = true;
+      for (const [client, upstream] of pairs) {
+        client.unpipe(upstream);
+        upstream.unpipe(client);
+        client.pause();
+        upstream.pause();
+      }
+    },
     async up() {
       cut = false;
+      if (!stalled) return;
+      stalled = false;
+      for (const pair of pairs) pipe(pair);
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };

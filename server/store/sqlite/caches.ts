@@ -39,7 +39,10 @@ function estimatedBytes(record: object): number {
   return bytes;
 }
 
-/** A Map that forgets its oldest entries when over its count or its estimated bytes. */
+/**
+ * A Map that forgets its oldest entries when over its count or its estimated bytes;
+ * `onDrop` hears of every entry that leaves (forgotten, replaced or deleted).
+ */
 export class Bounded<K, V> extends Map<K, V> {
   private readonly sizes = new Map<K, number>();
   private bytes = 0;
@@ -48,8 +51,14 @@ export class Bounded<K, V> extends Map<K, V> {
     private readonly limit: number,
     private readonly maxBytes: number,
     private readonly sizeOf: (value: V) => number,
+    private readonly onDrop?: (value: V) => void,
   ) {
     super();
+  }
+
+  /** The estimated bytes of the entries held. */
+  get estimatedBytes(): number {
+    return this.bytes;
   }
 
   override set(key: K, value: V): this {
@@ -65,9 +74,13 @@ export class Bounded<K, V> extends Map<K, V> {
   }
 
   override delete(key: K): boolean {
+    if (!super.has(key)) return false;
+    const value = super.get(key)!;
     this.bytes -= this.sizes.get(key) ?? 0;
     this.sizes.delete(key);
-    return super.delete(key);
+    super.delete(key);
+    this.onDrop?.(value);
+    return true;
   }
 
   override clear(): void {
@@ -83,11 +96,14 @@ export class AccountCache {
 }
 
 export class SessionCache {
-  private readonly bySession = new Map<string, Readonly<Payment>>();
   /** Transaction id → bySession key, to drop an entry when its payment changes. */
   private readonly keys = new Map<string, string>();
-  /** Estimated bytes of the payments in bySession. */
-  private bytes = 0;
+  private readonly bySession = new Bounded<string, Readonly<Payment>>(
+    SESSION_CACHE_SIZE,
+    SESSION_CACHE_BYTES,
+    estimatedBytes,
+    (payment) => this.keys.delete(payment.transactionId),
+  );
 
   private static key(orgId: string, sessionId: string): string {
     return `${orgId}\u0000${sessionId}`;
@@ -102,25 +118,13 @@ export class SessionCache {
     const frozen = Object.freeze(payment);
     if (payment.sessionId === null) return frozen;
     const key = SessionCache.key(payment.orgId, payment.sessionId);
-    this.drop(key);
     this.bySession.set(key, frozen);
     this.keys.set(payment.transactionId, key);
-    this.bytes += estimatedBytes(frozen);
-    while (this.bySession.size > SESSION_CACHE_SIZE || (this.bytes > SESSION_CACHE_BYTES && this.bySession.size > 1))
-      this.drop(this.bySession.keys().next().value!);
     return frozen;
   }
 
   forget(transactionId: string): void {
     const key = this.keys.get(transactionId);
-    if (key !== undefined) this.drop(key);
-  }
-
-  private drop(key: string): void {
-    const payment = this.bySession.get(key);
-    if (payment === undefined) return;
-    this.bySession.delete(key);
-    this.keys.delete(payment.transactionId);
-    this.bytes -= estimatedBytes(payment);
+    if (key !== undefined) this.bySession.delete(key);
   }
 }

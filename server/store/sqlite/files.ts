@@ -17,12 +17,16 @@ const COMPANIONS = ['-wal', '-shm', '-journal', '-lock', '-lock-journal'];
  * Makes `file` and its lock file, 0600, when missing. Its folder is made (0700) only when
  * `makeFolder`: a path the user gave whose folder is missing is more likely a typo than a
  * wish for a new folder. Files left group- or world-readable by earlier versions are made
- * 0600 too.
+ * 0600 too, and the folder made by default 0700.
  */
 export function preparePrivateFiles(file: string, makeFolder: boolean): void {
   const folder = path.dirname(file);
-  if (makeFolder) mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER });
-  else if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory())
+  if (makeFolder) {
+    mkdirSync(folder, { recursive: true, mode: PRIVATE_FOLDER });
+    // The server's own folder, left open by an earlier version: its own to close.
+    const mode = statSync(folder).mode;
+    if ((mode & 0o077) !== 0) chmodSync(folder, mode & PRIVATE_FOLDER);
+  } else if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory())
     throw new Error(`${file}: the folder ${folder} does not exist (make it first; only the default .data/ is made)`);
   for (const name of [file, `${file}-lock`]) {
     try {
