@@ -228,9 +228,29 @@ export function expectUnixSeconds(d: Received, org: Org): void {
     );
 }
 
+/**
+ * The header as the document writes it, `t=<unix_seconds>,v1=<hex_digest>` (other
+ * versions may stand beside v1, in any order): parts split on commas, each named before
+ * its first `=`, with nothing around them. A receiver that follows the verification steps
+ * as written finds no `t` in ` t=...`, so a space or a padded part breaks every delivery.
+ */
+function expectHeaderFormat(d: Received, header: string, what: string): void {
+  const parts = header.split(',').map((part) => [part.slice(0, part.indexOf('=')), part] as const);
+  const bad = parts.filter(([name, part]) => !part.includes('=') || !/^[a-z][a-z0-9]*$/.test(name));
+  if (bad.length > 0)
+    failWith(
+      `${what}: the Service-Signature header must be t=<unix_seconds>,v1=<hex_digest> (parts split on commas, each name before its first "="); ${bad.map(([, part]) => JSON.stringify(part)).join(', ')} is not such a part.`,
+      d,
+    );
+  const value = (name: string) => parts.filter(([n]) => n === name).map(([, part]) => part.slice(name.length + 1));
+  if (!value('t').every((t) => /^\d+$/.test(t)) || !value('v1').every((v1) => /^[0-9a-fA-F]+$/.test(v1)))
+    failWith(`${what}: t must be whole unix seconds and v1 a hex digest, with nothing around them: ${header}`, d);
+}
+
 export function expectSigned(d: Received, secret: string, what: string, org: Org) {
   const header = d.headers['service-signature'];
   if (typeof header !== 'string') failWith(`${what}: the delivery has no Service-Signature header.`, d);
+  expectHeaderFormat(d, header, what);
   expectUnixSeconds(d, org);
   try {
     verifyWebhook(d.raw, header, secret, { toleranceSeconds: 600 });
@@ -246,12 +266,12 @@ export function signatureAge(d: Received): number | undefined {
   return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
 }
 
-/** The header's t, read by name (parts split on commas, each on its first `=`). */
+/** The header's t, read by name as the receiver steps say (parts split on commas, each on its first `=`). */
 function signatureT(d: Received): number | undefined {
   for (const part of String(d.headers['service-signature'] ?? '').split(',')) {
     const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at).trim() === 't') {
-      const value = part.slice(at + 1).trim();
+    if (at > 0 && part.slice(0, at) === 't') {
+      const value = part.slice(at + 1);
       return /^\d+$/.test(value) ? Number(value) : undefined;
     }
   }

@@ -50,14 +50,28 @@ export const idempotencyChecks: Check[] = [
     id: 'IDEM-002',
     clauses: ['idem.conflict', 'order.idempotency', 'code.idempotency'],
     section,
-    title: 'the same key with a different body gives 400 idempotency_error',
+    title:
+      'the same key with a body that differs in any one field (amount, reference, particulars, method, redirectUrl, foreignTransactionId, description) gives 400 idempotency_error',
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
-      const key = ctx.newKey();
-      const first = await ctx.api.createSession(org, sessionBody({ amount: { total: 10 } }), { idempotencyKey: key });
-      expectStatus(first, 200, 'the first create');
-      const second = await ctx.api.createSession(org, sessionBody({ amount: { total: 11 } }), { idempotencyKey: key });
-      expectError(second, 400, 'idempotency_error', 'the same key with a different amount');
+      const base = { amount: { total: 10 }, foreignTransactionId: 'idem-base', description: 'first' };
+      // "A different body" is any difference, not only in the money fields.
+      const changes: [string, Record<string, unknown>][] = [
+        ['amount.total', { amount: { total: 11 } }],
+        ['creditorReference.reference', { creditorReference: { reference: 'INV-1002' } }],
+        ['creditorReference.particulars', { creditorReference: { reference: 'INV-1001', particulars: 'other' } }],
+        ['checkoutMethod', { checkoutMethod: 'card' }],
+        ['redirectUrl', { redirectUrl: 'https://shop.example.com/done?order=1002' }],
+        ['foreignTransactionId', { foreignTransactionId: 'idem-other' }],
+        ['description', { description: 'second' }],
+      ];
+      for (const [field, change] of changes) {
+        const key = ctx.newKey();
+        const first = await ctx.api.createSession(org, sessionBody(base), { idempotencyKey: key });
+        expectStatus(first, 200, 'the first create');
+        const second = await ctx.api.createSession(org, sessionBody({ ...base, ...change }), { idempotencyKey: key });
+        expectError(second, 400, 'idempotency_error', `the same key with a different ${field}`);
+      }
     },
   },
   {

@@ -79,6 +79,38 @@ export const lifecycleChecks: Check[] = [
     },
   },
   {
+    id: 'LIFE-005',
+    clauses: ['state.expired', 'limit.session', 'state.completed', 'svc.read'],
+    section: lifecycleSection,
+    title:
+      'only a session without payment expires: 24 hours on, a paid one still reads completed and a declined one reads expired',
+    requires: ['createOrganisation', 'advanceClock', 'attempt'],
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      const paid = await ctx.api.session(org, { checkoutMethod: 'card' });
+      await ctx.target.pay(org, paid.id, 'card', 'succeeded');
+      const declined = await ctx.api.session(org, { checkoutMethod: 'card' });
+      await ctx.target.pay(org, declined.id, 'card', 'declined');
+      await ctx.target.advanceClock(org, 24 * 3600 + 60);
+      const [paidRead, declinedRead] = [
+        await ctx.api.readSession(org, paid.id),
+        await ctx.api.readSession(org, declined.id),
+      ];
+      expectStatus(paidRead, 200, 'reading a paid session 24 hours on');
+      expect(
+        at(paidRead.json, 'status') === 'completed',
+        `A paid session is paid for good (expired means 24 hours without payment); 24 hours on it reads ${show(at(paidRead.json, 'status'))}, not completed.`,
+        paidRead,
+      );
+      expectStatus(declinedRead, 200, 'reading a declined session 24 hours on');
+      expect(
+        at(declinedRead.json, 'status') === 'expired',
+        `A declined attempt is no payment: 24 hours after creation the session must read expired; received ${show(at(declinedRead.json, 'status'))}.`,
+        declinedRead,
+      );
+    },
+  },
+  {
     id: 'LIFE-003',
     clauses: ['redirect.params', 'create.redirect-url', 'res.transaction'],
     section: lifecycleSection,

@@ -51,6 +51,8 @@ function varyingPieces(once: unknown, again: unknown): boolean[] | undefined {
 function telling(one: [unknown, unknown], other: [unknown, unknown]): string[] {
   const [a, aAgain, b, bAgain] = [leaves(one[0]), leaves(one[1]), leaves(other[0]), leaves(other[1])];
   return [...new Set([...a.keys(), ...b.keys()])].filter((path) => {
+    // A field one answer has and the other lacks, each time, tells them apart whatever its value.
+    if (a.has(path) !== b.has(path)) return a.has(path) === aAgain.has(path) && b.has(path) === bAgain.has(path);
     const [x, y] = [a.get(path), b.get(path)];
     if (isDeepStrictEqual(x, y)) return false;
     const [varyX, varyY] = [varyingPieces(x, aAgain.get(path)), varyingPieces(y, bAgain.get(path))];

@@ -602,6 +602,16 @@ const mutants: ClauseMutant[] = [
       },
     },
   },
+  {
+    clauses: ['token.identical'],
+    name: 'the 401 for an unknown client id leaves out a field the wrong secret’s 401 has',
+    api: {
+      response: (m, r, k) =>
+        isToken(m) && r.status === 401 && k.orgByClientId.has(new URLSearchParams(m.body).get('clientId') ?? '')
+          ? editJson(r, (b) => ({ ...b, requestId: randomUUID() }))
+          : r,
+    },
+  },
   // ---- POST /api/checkout-sessions ----
   {
     clauses: ['create.one'],
@@ -778,6 +788,24 @@ const mutants: ClauseMutant[] = [
           if (seen.has(id)) return envelope(400, 'idempotency_error');
           seen.add(id);
           return m;
+        },
+      };
+    })(),
+  },
+  {
+    clauses: ['idem.conflict'],
+    name: 'bodies under one key are compared on their money fields only (amount, reference)',
+    api: ((): Mutation => {
+      const first = new Map<string, any>();
+      const money = (b: any) => JSON.stringify([b?.amount, b?.creditorReference?.reference]);
+      return {
+        request: (m) => {
+          const key = m.headers['idempotency-key'];
+          if (!isCreate(m) || !key) return m;
+          const id = `${m.headers.authorization} ${key}`;
+          const body = parse(m.body);
+          if (!first.has(id)) first.set(id, body);
+          return money(first.get(id)) === money(body) ? { ...m, body: JSON.stringify(first.get(id)) } : m;
         },
       };
     })(),
@@ -1137,6 +1165,16 @@ const mutants: ClauseMutant[] = [
         if (!secret) return m;
         const t = String(Date.now());
         return { ...m, headers: { ...m.headers, 'service-signature': `t=${t},v1=${hmac(secret, t, m.body)}` } };
+      },
+    },
+  },
+  {
+    clauses: ['sig.format'],
+    name: 'the header parts are written with a space after the comma',
+    hook: {
+      request: (m) => {
+        const header = m.headers['service-signature'];
+        return header ? { ...m, headers: { ...m.headers, 'service-signature': header.replace(/,/g, ', ') } } : m;
       },
     },
   },
