@@ -11,7 +11,7 @@ import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
-import { DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
+import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
 import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run.ts';
 import { TOOL_VERSION } from './version.ts';
 
@@ -170,20 +170,28 @@ export function buildProgram(setExit: (code: number) => void): Command {
       writeFileSync(o.out, ADAPTER_TEMPLATE);
       out.write(`wrote ${o.out}: fill in what your implementation offers, then run\n`);
       out.write(
-        `  npx payment-conformance run --base-url <url> --adapter ${path.isAbsolute(o.out) ? o.out : `./${o.out}`}\n`,
+        `  npx --no payment-conformance run --base-url <url> --adapter ${path.isAbsolute(o.out) ? o.out : `./${o.out}`}\n`,
       );
       setExit(0);
     });
 
   program
     .command('list')
-    .description('print every check: id, level, the clauses it enforces, title')
-    .option('--json', 'print them as a JSON array, with section, requires and the register version')
+    .description('print every check of run and receiver: id, level, the clauses it enforces, title')
+    .option('--json', 'print them as JSON, { tool, checks }: each check with its command, section and requires')
     .action((o: { json?: boolean }) => {
-      const checks = createRegistry().all();
+      const checks = [
+        ...createRegistry()
+          .all()
+          .map((c) => ({ ...c, command: 'run' })),
+        ...createReceiverRegistry(undefined)
+          .all()
+          .map((c) => ({ ...c, command: 'receiver' })),
+      ];
       if (o.json) {
         const listed = checks.map((c) => ({
           id: c.id,
+          command: c.command,
           level: c.level,
           clauses: c.clauses,
           section: c.section,

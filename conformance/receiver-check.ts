@@ -13,6 +13,7 @@
  * as the document asks, finds it paid.
  */
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import path from 'node:path';
 import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
@@ -78,6 +79,8 @@ interface Sent {
 }
 
 const ANSWER_LIMIT_MS = 5000;
+/** A token is used this long at most: a minute inside its five-minute lifetime (Authentication 4). */
+const TOKEN_REUSE_MS = 4 * 60_000;
 const ok = (s: Sent) => s.status !== null && s.status >= 200 && s.status < 300;
 const show = (s: Sent) => (s.status === null ? `no answer (${s.error})` : `${s.status} in ${s.ms} ms`);
 const now = () => Math.floor(Date.now() / 1000);
@@ -97,6 +100,7 @@ interface RealPayment {
  */
 class Payments {
   private token: Promise<string> | undefined;
+  private tokenAt = 0;
 
   constructor(
     private readonly o: {
@@ -118,7 +122,10 @@ class Payments {
     return this.o.settleMs;
   }
 
+  /** A bearer token, reused until it nears the document's five-minute lifetime. */
   private accessToken(): Promise<string> {
+    if (this.token && Date.now() - this.tokenAt > TOKEN_REUSE_MS) this.token = undefined;
+    if (!this.token) this.tokenAt = Date.now();
     this.token ??= (async () => {
       const issued = await send(
         this.o.baseUrl,
@@ -351,10 +358,14 @@ export class ReceiverContext {
     );
   }
 
-  /** Fails the check unless the receiver answered, with a non-2xx. */
+  /**
+   * Fails the check when the receiver accepted (a 2xx). Any other answer, or none (a
+   * closed connection, no answer within the five-second wait), is a failed delivery to the
+   * service, so it rejects.
+   */
   rejects(what: string, s: Sent): void {
-    if (s.status !== null && !ok(s)) return;
-    throw new CheckFailure(`${what} must be rejected (a non-2xx answer); the receiver answered ${show(s)}.`, {
+    if (!ok(s)) return;
+    throw new CheckFailure(`${what} must be rejected (not a 2xx); the receiver answered ${show(s)}.`, {
       evidence: s.evidence,
     });
   }
@@ -523,7 +534,9 @@ export function receiverCheckList(legacy: 'accept' | 'reject' | undefined): Chec
     {
       id: 'RCV-014',
       ...(legacy === undefined ? { level: 'should' as const } : {}),
-      clauses: ['legacy.branch', 'sig.reject-unsigned'],
+      // Accepting an unsigned legacy body follows legacy.branch; rejecting it, the rule that
+      // receivers reject deliveries with no signature.
+      clauses: legacy === 'accept' ? ['legacy.branch'] : ['legacy.branch', 'sig.reject-unsigned'],
       section: LEGACY,
       title:
         legacy === 'accept'
@@ -717,6 +730,28 @@ export interface ReceiverOutcome {
   files: string[];
 }
 
+/**
+ * Why no TCP connection can be made to the receiver's host and port, or undefined when one
+ * can. Nothing is sent: how a receiver treats a stray request (an answer, a closed
+ * connection) is for the checks to judge, not a reason to stop.
+ */
+function connectionProblem(url: URL): Promise<string | undefined> {
+  const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
+  const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  return new Promise((resolve) => {
+    const socket = net.connect({ host, port, timeout: ANSWER_LIMIT_MS });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(undefined);
+    });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(`no connection within ${ANSWER_LIMIT_MS / 1000} s`);
+    });
+    socket.once('error', (error) => resolve(error.message));
+  });
+}
+
 export async function executeReceiver(options: ReceiverOptions, out: Output): Promise<ReceiverOutcome> {
   try {
     new URL(options.url);
@@ -735,8 +770,8 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
   if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
   const redactor = new Redactor(options.sandboxToken);
   redactor.remember(options.secret, '$WEBHOOK_SECRET');
-  const probe = await new ReceiverContext(options, undefined).send('{}', undefined);
-  if (probe.status === null) throw new SetupError(`The receiver ${options.url} is unreachable: ${probe.error}.`);
+  const unreachable = await connectionProblem(new URL(options.url));
+  if (unreachable) throw new SetupError(`The receiver ${options.url} is unreachable: ${unreachable}.`);
   const { payments, name } = await paymentsFor(options, redactor);
   try {
     const r = new ReceiverContext(options, payments);

@@ -22,7 +22,17 @@ import { buildProgram as serverProgram } from '../server/cli-program.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+/**
+ * A table cell: pipes escaped, one line, and `*` escaped outside code spans, so that a glob
+ * in help text ("IDEM-*,AUTH-003") is not read as emphasis.
+ */
+const cell = (text: string) =>
+  text
+    .replace(/\|/g, '\\|')
+    .replace(/\n/g, ' ')
+    .split('`')
+    .map((part, i) => (i % 2 === 0 ? part.replace(/\*/g, '\\*') : part))
+    .join('`');
 const code = (text: string) => `\`${text}\``;
 
 function table(header: string[], rows: string[][]): string {

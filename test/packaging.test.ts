@@ -19,6 +19,7 @@ import {
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { repoRoot } from './support/description.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'payment-packaging-'));
@@ -293,6 +294,28 @@ function readTypesNodeVersion(): string {
   ).version;
 }
 
+/**
+ * The two CI recipes of the conformance README (GitHub Actions, GitLab CI): their install
+ * and check steps, which must be the same in both, and where both keep the reports.
+ */
+function ciRecipe(readme: string): { install: string; check: string; artifacts: string } {
+  const section = readme.slice(readme.indexOf('## In CI'), readme.indexOf('## `run` flags'));
+  const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseYaml(m[1]!));
+  expect(blocks).toHaveLength(2);
+  const [github, gitlab] = blocks as [any, any];
+  const steps = github.jobs.conformance.steps as Array<{ name?: string; run?: string; uses?: string; with?: any }>;
+  const install = steps.find((s) => s.name === 'Install the suite')!.run!;
+  const check = steps.find((s) => s.name === 'Check the test environment')!.run!;
+  expect(gitlab.conformance.script).toEqual([install, check]);
+  expect(check).toContain('--require-capabilities all');
+  expect(check).toMatch(/^npx --no payment-conformance /);
+  const artifacts = steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!.with.path as string;
+  expect(gitlab.conformance.artifacts.paths).toEqual([artifacts]);
+  expect(gitlab.conformance.artifacts.reports.junit).toBe(`${artifacts}/conformance.junit.xml`);
+  expect(check).toContain(`--out ${artifacts}`);
+  return { install, check, artifacts };
+}
+
 describe('the conformance suite and the server, each installed from its tarball', () => {
   it('the suite brings no server code, TypeScript loader or native module', () => {
     report('conformance install', suite.footprint);
@@ -332,7 +355,7 @@ describe('the conformance suite and the server, each installed from its tarball'
     expect(ids.every((id) => /^[A-Z]+-\d{3}$/.test(id!))).toBe(true);
   });
 
-  it('passes run against the payment-server started from its own installed tarball', async () => {
+  it('the CI recipes run as written against the payment-server started from its own installed tarball, and pass', async () => {
     const server = await serverInstall;
     report('server install', server.footprint);
     const child = spawn(
@@ -360,19 +383,32 @@ describe('the conformance suite and the server, each installed from its tarball'
     });
     try {
       expect((await fetch(`${url}/docs/`)).headers.get('content-type')).toContain('text/html');
-      const out = path.join(scratch, 'reports');
-      const ran = await run(
-        path.join(suite.dir, 'node_modules/.bin/payment-conformance'),
-        ['run', '--base-url', url, '--sandbox-token', 'sbx-packaging', '--reporter', 'json', '--out', out],
-        suite.dir,
-        { ...userEnv, NO_COLOR: '1' },
+      // The CI recipes of the installed README, run as written by bash in an empty runner
+      // directory: the install step (the tarballs standing for the registry's package), then
+      // the check step, with the pipeline's variables set.
+      const recipe = ciRecipe(
+        readFileSync(path.join(suite.dir, 'node_modules/@payment-service/conformance/README.md'), 'utf8'),
       );
-      const report = JSON.parse(readFileSync(path.join(out, 'conformance.json'), 'utf8')) as {
-        summary: Record<string, number>;
-      };
-      console.log(`payment-conformance run: exit ${ran.code}, ${JSON.stringify(report.summary)}`);
-      expect(ran.code, ran.stderr).toBe(0);
-      expect(report.summary).toMatchObject({ failed: 0, skipped: 0 });
+      const runner = path.join(scratch, 'ci-runner');
+      mkdirSync(runner);
+      const packed = ['contract', 'client', 'conformance']
+        .map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`))
+        .join(' ');
+      await ok('bash', ['-c', recipe.install.replace('@payment-service/conformance', packed)], runner);
+      const ran = await run('bash', ['-c', recipe.check], runner, {
+        ...userEnv,
+        NO_COLOR: '1',
+        TARGET_URL: url,
+        SANDBOX_TOKEN: 'sbx-packaging',
+      });
+      const summary = ran.stdout.split('\n').filter((line) => /passed|must checks judged/.test(line));
+      console.log(`the CI recipe's check step: exit ${ran.code}; ${summary.join('; ')}`);
+      expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+      expect(ran.stdout).toContain('PASSED: no must check failed');
+      expect(ran.stdout.trim().split('\n').at(-1)).toMatch(/^(\d+) of \1 must checks judged$/);
+      const junit = readFileSync(path.join(runner, recipe.artifacts, 'conformance.junit.xml'), 'utf8');
+      expect(junit).toMatch(/<testsuites [^>]*failures="0"/);
+      expect(existsSync(path.join(runner, recipe.artifacts, 'conformance.html'))).toBe(true);
     } finally {
       child.kill('SIGTERM');
       children.delete(child);

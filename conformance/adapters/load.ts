@@ -49,7 +49,7 @@ export async function loadAdapter(spec: string, baseUrl: string, cwd = process.c
     const e = error as NodeJS.ErrnoException;
     if (e.code === 'ERR_UNKNOWN_FILE_EXTENSION') {
       throw new SetupError(
-        `--adapter ${spec}: this Node cannot load TypeScript by itself; compile it (npx tsc), or run the suite as node --import tsx $(npx which payment-conformance) ...`,
+        `--adapter ${spec}: this Node cannot load TypeScript by itself; compile it (tsc), or run the suite as node --import tsx node_modules/@payment-service/conformance/bin/payment-conformance.js run ...`,
       );
     }
     throw new SetupError(`--adapter ${spec}: the module failed to load: ${e.message}`);

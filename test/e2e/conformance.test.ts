@@ -26,19 +26,22 @@ import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/serv
 
 let t: TestServer;
 let full: CliRun;
+/** What `list` prints of the run's checks, and of every check (the receiver's included). */
 let listed: { id: string; level: string; rule: string; title: string }[];
+let listedAll: typeof listed;
 
 beforeAll(async () => {
   t = await startTestServer({ webhookPollIntervalMs: 25 });
   const list = await cli(['list']);
   expect(list.code).toBe(0);
-  listed = list.stdout
+  listedAll = list.stdout
     .trim()
     .split('\n')
     .map((line) => {
       const [id, level, ...rest] = line.split(/\s{2,}/);
       return { id: id!, level: level!, rule: rest[0]!, title: rest.slice(1).join('  ') };
     });
+  listed = listedAll.filter((c) => !c.id.startsWith('RCV-'));
   full = await runSuite([
     '--base-url',
     t.url,
@@ -131,6 +134,10 @@ describe('the whole suite against the reference server', () => {
     for (const c of listed) expect(html).toContain(`<tr id="${c.id}"`);
     // Each check shows its clause ids, the clause's words on hover.
     expect(html).toMatch(/<abbr class="clause" title="[^"]+">idem\.conflict<\/abbr>/);
+    // The tool's version and the clause register's, as in the JSON and JUnit reports.
+    expect(html).toContain(
+      `payment-conformance ${full.report!.tool.version}, clause register ${CLAUSE_REGISTER_VERSION}`,
+    );
     expect(html).not.toMatch(/<(link|img|iframe|object|embed)\b|\bsrc=|@import|url\(/i);
     // Every link is an anchor inside the report.
     for (const [, href] of html.matchAll(/\bhref="([^"]*)"/g)) expect(href).toMatch(/^#/);
@@ -154,11 +161,16 @@ describe('payment-conformance list', () => {
     expect(json.code).toBe(0);
     const parsed = JSON.parse(json.stdout) as {
       tool: { name: string; version: string; clauseRegisterVersion: string };
-      checks: { id: string; level: string; clauses: string[]; section: string; requires: string[] }[];
+      checks: { id: string; command: string; level: string; clauses: string[]; section: string; requires: string[] }[];
     };
     expect(parsed.tool.clauseRegisterVersion).toBe(CLAUSE_REGISTER_VERSION);
-    expect(parsed.checks.map((c) => [c.id, c.level])).toEqual(listed.map((c) => [c.id, c.level]));
-    for (const c of parsed.checks) expect(c.clauses.join(', '), c.id).toBe(listed.find((l) => l.id === c.id)!.rule);
+    expect(parsed.checks.map((c) => [c.id, c.level])).toEqual(listedAll.map((c) => [c.id, c.level]));
+    for (const c of parsed.checks) expect(c.clauses.join(', '), c.id).toBe(listedAll.find((l) => l.id === c.id)!.rule);
+    // The receiver's checks are listed too, each saying which command runs it.
+    const commands = new Map(parsed.checks.map((c) => [c.id, c.command]));
+    expect(listedAll.filter((c) => c.id.startsWith('RCV-')).length).toBeGreaterThan(10);
+    for (const [id, command] of commands)
+      expect([id, command]).toEqual([id, id.startsWith('RCV-') ? 'receiver' : 'run']);
     const version = await cli(['--version']);
     expect(version.stdout.trim()).toBe(parsed.tool.version);
     expect(version.code).toBe(0);
