@@ -8,14 +8,14 @@ import { readFileSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CliRun, explain, runSuite } from '../support/conformance-cli.ts';
 import { repoRoot } from '../support/description.ts';
 import { editJson, type MutatingProxy, startMutatingProxy } from '../support/mutating-proxy.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const shots = path.join(repoRoot, 'test-results/conformance-report');
 
 let t: TestServer;
@@ -47,18 +47,7 @@ beforeAll(async () => {
     { nodeArgs: ['--import', 'tsx'] },
   );
   await mkdir(shots, { recursive: true });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 120_000);
 
 afterAll(async () => {

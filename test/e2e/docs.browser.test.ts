@@ -7,15 +7,14 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDescription, repoRoot } from '../support/description.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
 const docsDir = path.join(repoRoot, 'server/site');
 const shots = path.join(repoRoot, 'test-results/docs');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-
 let server: TestServer;
 let browser: Browser;
 /** Every request the pages tried to make off the docs server. */
@@ -53,22 +52,9 @@ function documentedCodes(): string[] {
 beforeAll(async () => {
   if (!existsSync(path.join(docsDir, 'index.html')))
     throw new Error('server/site is missing: run `npm run build` first.');
-  if (!existsSync(chromiumPath))
-    throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
   server = await startTestServer({ docsDir });
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

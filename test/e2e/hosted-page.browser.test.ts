@@ -9,18 +9,17 @@
  * than the two local servers is blocked, and the last test asserts none was tried.
  * Screenshots go to test-results/hosted-page/ (git-ignored).
  */
-import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page, type Response } from 'playwright-core';
+import type { Browser, BrowserContext, Page, Response } from 'playwright-core';
+import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 const shots = path.join(repoRoot, 'test-results/hosted-page');
-const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ORG_NAME = 'Kōwhai Coffee & Co';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -129,8 +128,6 @@ async function payAndLand(
 }
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath))
-    throw new Error(`No Chromium at ${chromiumPath}: apt-get install -y chromium (or set CHROMIUM_PATH).`);
   await mkdir(shots, { recursive: true });
   t = await startTestServer();
   await startMerchant();
@@ -146,18 +143,7 @@ beforeAll(async () => {
     testToken: await t.token(created.apiKeys.test.clientId, created.apiKeys.test.clientSecret),
     liveToken: await t.token(created.apiKeys.live.clientId, created.apiKeys.live.clientSecret),
   };
-  browser = await chromium.launch({
-    executablePath: chromiumPath,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-  });
+  browser = await launchChromium();
   context = await browser.newContext({ viewport: { width: 900, height: 900 } });
   // page.route sees only the first request of a redirect chain, so every request is also
   // recorded here: a redirect to another address would show up in `offsite`.

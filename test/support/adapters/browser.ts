@@ -5,7 +5,8 @@
  * the navigation the page starts (the merchant's address is not reached).
  */
 import type { AdapterFactory, AttemptTarget, TargetAdapter } from '@payment-service/conformance';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
+import { launchChromium } from '../chromium.ts';
 import { sandboxCalls } from './sandbox-calls.ts';
 
 const pagePath = (target: AttemptTarget) =>
@@ -18,19 +19,7 @@ const pagePath = (target: AttemptTarget) =>
 const createAdapter: AdapterFactory = ({ baseUrl }) => {
   const sandbox = sandboxCalls(baseUrl);
   let browser: Promise<Browser> | undefined;
-  const launch = () =>
-    (browser ??= chromium.launch({
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-    }));
+  const launch = () => (browser ??= launchChromium());
 
   const adapter: TargetAdapter = {
     capabilities: [
