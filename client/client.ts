@@ -18,7 +18,7 @@
  */
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, paths } from '@payment-service/contract';
-import { connectionError, errorFromResponse } from './errors.ts';
+import { abortedError, connectionError, errorFromResponse } from './errors.ts';
 import { IDEMPOTENCY_HEADER, generateIdempotencyKey } from './idempotency.ts';
 import { isPaid } from './payments.ts';
 import {
@@ -30,6 +30,23 @@ import {
   type RetryPolicy,
 } from './retry.ts';
 import { TokenCache } from './token.ts';
+import { CLIENT_VERSION } from './version.ts';
+
+/**
+ * Names the SDK and its version to the service, for its logs and support (browsers keep
+ * their own User-Agent and drop this one).
+ */
+export const USER_AGENT = `payment-service-client/${CLIENT_VERSION}`;
+
+/** Rejects as soon as `signal` aborts, with the SDK's RequestAbortedError; else as `promise` does. */
+function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(abortedError(signal.reason));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(abortedError(signal.reason));
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}
 
 type Schemas = components['schemas'];
 export type CheckoutSessionCreateRequest = Schemas['CheckoutSessionCreateRequest'];
@@ -72,7 +89,19 @@ export interface PaymentClientOptions {
   random?: () => number;
 }
 
-export interface CreateOptions {
+/** Options of one call, over the client's own. */
+export interface RequestOptions {
+  /** Aborts the call, retries and waits included: it then raises RequestAbortedError. */
+  signal?: AbortSignal;
+  /** Give up on one attempt after this many milliseconds (default: the client's `timeoutMs`). */
+  timeoutMs?: number;
+  /** Further attempts after a 5xx or a network failure (default: the client's `maxRetries`). */
+  maxRetries?: number;
+  /** More headers to send (an `Idempotency-Key` here is the same as `idempotencyKey`). */
+  headers?: Record<string, string>;
+}
+
+export interface CreateOptions extends RequestOptions {
   /** Reuse a key to make a repeated create safe across processes; generated when omitted. */
   idempotencyKey?: string;
 }
@@ -90,17 +119,27 @@ export interface PaymentConfirmation {
 export interface PaymentClient {
   /** The typed openapi-fetch client, with tokens, idempotency keys and retries applied. */
   readonly api: PaymentApi;
+  /** Creates a checkout session (POST /api/checkout-sessions), with an Idempotency-Key kept across its retries. */
   createCheckoutSession(body: CheckoutSessionCreateRequest, options?: CreateOptions): Promise<CheckoutSessionCreated>;
-  getCheckoutSession(id: string): Promise<CheckoutSession>;
+  /** Reads a checkout session back (GET /api/checkout-sessions/{id}): where its payment stands now. */
+  getCheckoutSession(id: string, options?: RequestOptions): Promise<CheckoutSession>;
+  /** Creates a payment link (POST /api/payment-links), with an Idempotency-Key kept across its retries. */
   createPaymentLink(body: PaymentLinkCreateRequest, options?: CreateOptions): Promise<PaymentLink>;
-  getPaymentLink(id: string): Promise<PaymentLink>;
+  /** Reads a payment link back (GET /api/payment-links/{id}); its id is its transaction id. */
+  getPaymentLink(id: string, options?: RequestOptions): Promise<PaymentLink>;
   /**
    * Reads a payment back, the document's authoritative way to decide fulfilment: a `cs_`
    * id reads the checkout session, any other id (a transaction id) the payment link.
    */
-  confirmPayment(id: string): Promise<PaymentConfirmation>;
+  confirmPayment(id: string, options?: RequestOptions): Promise<PaymentConfirmation>;
   /** A valid access token (fetched or reused), e.g. for a request made without this client. */
   getAccessToken(): Promise<string>;
+}
+
+/** How one call is sent: its retry budget and backoff, and each attempt's time limit. */
+interface CallSettings {
+  policy: RetryPolicy;
+  timeoutMs: number;
 }
 
 /** Reads a request's body once so that every attempt can send the same bytes. */
@@ -126,18 +165,22 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     initialDelayMs: options.initialRetryDelayMs ?? DEFAULT_RETRY_POLICY.initialDelayMs,
     maxDelayMs: options.maxRetryDelayMs ?? DEFAULT_RETRY_POLICY.maxDelayMs,
   };
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  const defaults: CallSettings = { policy, timeoutMs: options.timeoutMs ?? 30_000 };
   const wait = options.sleep ?? defaultSleep;
   const tokenUrl = `${baseUrl}/api/token`;
 
-  /** One request and its retries; resolves with the last answer, or rejects with a ConnectionError. */
-  async function send(request: Request, body: ArrayBuffer | undefined): Promise<Response> {
+  /**
+   * One request and its retries; resolves with the last answer, or rejects with a
+   * ConnectionError (RequestTimeoutError when every attempt ran out of time), or with a
+   * RequestAbortedError as soon as the caller's signal aborts.
+   */
+  async function send(request: Request, body: ArrayBuffer | undefined, call: CallSettings): Promise<Response> {
     for (let retries = 0; ; retries++) {
       const attempt = new Request(request.url, {
         method: request.method,
         headers: request.headers,
         body,
-        signal: AbortSignal.any([request.signal, AbortSignal.timeout(timeoutMs)]),
+        signal: AbortSignal.any([request.signal, AbortSignal.timeout(call.timeoutMs)]),
       });
       let outcome: AttemptOutcome;
       let response: Response | undefined;
@@ -146,15 +189,15 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
         outcome = { status: response.status };
       } catch (error) {
         // The caller's own abort ends the call; it is not a failure to retry.
-        if (request.signal.aborted) throw error;
+        if (request.signal.aborted) throw abortedError(request.signal.reason);
         outcome = { networkError: error };
       }
-      if (!shouldRetry(outcome, retries, policy)) {
+      if (!shouldRetry(outcome, retries, call.policy)) {
         if (response) return response;
-        throw connectionError((outcome as { networkError: unknown }).networkError);
+        throw connectionError((outcome as { networkError: unknown }).networkError, call.timeoutMs);
       }
       await response?.body?.cancel();
-      await wait(backoffDelay(retries, policy, options.random));
+      await abortable(wait(backoffDelay(retries, call.policy, options.random)), request.signal);
     }
   }
 
@@ -172,16 +215,16 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
   });
 
   /** Adds the bearer token; on `token_expired`, renews it and repeats the request once. */
-  async function authorised(request: Request): Promise<Response> {
+  async function authorised(request: Request, call: CallSettings = defaults): Promise<Response> {
     const body = await bodyOf(request);
-    if (request.url === tokenUrl) return send(request, body);
+    if (request.url === tokenUrl) return send(request, body, call);
     const withToken = (token: string) => {
       const headers = new Headers(request.headers);
       headers.set('authorization', `Bearer ${token}`);
       return new Request(request.url, { method: request.method, headers, body, signal: request.signal });
     };
-    const token = await tokens.get();
-    const response = await send(withToken(token), body);
+    const token = await abortable(tokens.get(), request.signal);
+    const response = await send(withToken(token), body, call);
     if (response.status !== 401) return response;
     const code = await envelopeCode(response);
     // A mangled token will not mend itself: drop it so the next call fetches another,
@@ -190,7 +233,7 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     if (code !== 'token_expired') return response;
     tokens.invalidate(token);
     await response.body?.cancel();
-    return send(withToken(await tokens.get()), body);
+    return send(withToken(await abortable(tokens.get(), request.signal)), body, call);
   }
 
   const idempotencyKeys: Middleware = {
@@ -206,7 +249,11 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     },
   };
 
-  const api = createClient<paths>({ baseUrl, fetch: authorised });
+  const api = createClient<paths>({
+    baseUrl,
+    fetch: (request) => authorised(request),
+    headers: { 'user-agent': USER_AGENT },
+  });
   api.use(idempotencyKeys);
 
   /** The data of a typed answer, or the mapped error. */
@@ -214,25 +261,37 @@ export function createPaymentClient(options: PaymentClientOptions): PaymentClien
     if (result.data !== undefined) return result.data;
     throw errorFromResponse(result.response.status, result.error, result.response.headers.get('x-request-id'));
   }
-  const keyHeader = (options?: CreateOptions) =>
-    options?.idempotencyKey ? { [IDEMPOTENCY_HEADER]: options.idempotencyKey } : {};
+  /** What openapi-fetch is given for one call: its headers, signal, and a fetch with its settings. */
+  const perCall = (call: CreateOptions = {}) => {
+    const settings: CallSettings = {
+      policy: { ...policy, maxRetries: call.maxRetries ?? policy.maxRetries },
+      timeoutMs: call.timeoutMs ?? defaults.timeoutMs,
+    };
+    return {
+      headers: { ...call.headers, ...(call.idempotencyKey ? { [IDEMPOTENCY_HEADER]: call.idempotencyKey } : {}) },
+      ...(call.signal ? { signal: call.signal } : {}),
+      fetch: (request: Request) => authorised(request, settings),
+    };
+  };
 
   const client: PaymentClient = {
     api,
-    async createCheckoutSession(body, createOptions) {
-      return unwrap(await api.POST('/api/checkout-sessions', { body, headers: keyHeader(createOptions) }));
+    async createCheckoutSession(body, call) {
+      return unwrap(await api.POST('/api/checkout-sessions', { body, ...perCall(call) }));
     },
-    async getCheckoutSession(id) {
-      return unwrap(await api.GET('/api/checkout-sessions/{id}', { params: { path: { id } } }));
+    async getCheckoutSession(id, call) {
+      return unwrap(await api.GET('/api/checkout-sessions/{id}', { params: { path: { id } }, ...perCall(call) }));
     },
-    async createPaymentLink(body, createOptions) {
-      return unwrap(await api.POST('/api/payment-links', { body, headers: keyHeader(createOptions) }));
+    async createPaymentLink(body, call) {
+      return unwrap(await api.POST('/api/payment-links', { body, ...perCall(call) }));
     },
-    async getPaymentLink(id) {
-      return unwrap(await api.GET('/api/payment-links/{id}', { params: { path: { id } } }));
+    async getPaymentLink(id, call) {
+      return unwrap(await api.GET('/api/payment-links/{id}', { params: { path: { id } }, ...perCall(call) }));
     },
-    async confirmPayment(id) {
-      const payment = id.startsWith('cs_') ? await client.getCheckoutSession(id) : await client.getPaymentLink(id);
+    async confirmPayment(id, call) {
+      const payment = id.startsWith('cs_')
+        ? await client.getCheckoutSession(id, call)
+        : await client.getPaymentLink(id, call);
       const paid = isPaid(payment);
       return { paid, status: payment.status, transactionType: paid ? payment.transactionType : null, payment };
     },

@@ -79,6 +79,17 @@ export class ServerError extends PaymentError {
 export class ConnectionError extends PaymentError {
   override name = 'ConnectionError';
 }
+/** Raised when every attempt ran out of time (`timeoutMs`): no answer came in time. */
+export class RequestTimeoutError extends ConnectionError {
+  override name = 'RequestTimeoutError';
+}
+/**
+ * Raised when the caller's `signal` aborted the call. A create may or may not have been
+ * made: repeat it with the same Idempotency-Key to find out.
+ */
+export class RequestAbortedError extends PaymentError {
+  override name = 'RequestAbortedError';
+}
 
 /** The account-configuration codes the document says are fixed in the portal. */
 export const ACCOUNT_CONFIGURATION_CODES: ReadonlySet<string> = new Set<KnownErrorCode>([
@@ -127,13 +138,30 @@ export function errorFromResponse(status: number, body: unknown, requestId: stri
   return new PaymentError(fields);
 }
 
-/** The error for a request that got no answer. */
-export function connectionError(cause: unknown): ConnectionError {
+/** The error for a request that got no answer: RequestTimeoutError when its time ran out. */
+export function connectionError(cause: unknown, timeoutMs?: number): ConnectionError {
+  if (cause instanceof Error && cause.name === 'TimeoutError')
+    return new RequestTimeoutError({
+      status: null,
+      code: null,
+      message: `No answer from the payment service within ${timeoutMs === undefined ? 'the time limit' : `${timeoutMs} ms`} (timeoutMs).`,
+      cause,
+    });
   const reason = cause instanceof Error ? cause.message : String(cause);
   return new ConnectionError({
     status: null,
     code: null,
     message: `No answer from the payment service: ${reason}`,
     cause,
+  });
+}
+
+/** The error for a call the caller's signal aborted. */
+export function abortedError(reason: unknown): RequestAbortedError {
+  return new RequestAbortedError({
+    status: null,
+    code: null,
+    message: 'The call was aborted by its signal.',
+    cause: reason,
   });
 }

@@ -10,7 +10,10 @@ import {
   DEFAULT_RETRY_POLICY,
   IDEMPOTENT_CREATE_PATHS,
   PaymentError,
+  RequestAbortedError,
+  RequestTimeoutError,
   ServerError,
+  USER_AGENT,
   AuthenticationError,
   backoffDelay,
   createPaymentClient,
@@ -191,6 +194,64 @@ describe('retries', () => {
       expect.closeTo(200, 3),
       expect.closeTo(300, 3),
     ]);
+  });
+});
+
+describe('per-call options', () => {
+  it('maxRetries, timeoutMs and headers of one call override the client’s, for that call only', async () => {
+    const { client, recorded, count } = scripted(
+      {
+        '/api/token': [tokenReply()],
+        '/api/checkout-sessions': [envelope(500, 'internal_error')],
+        '/api/checkout-sessions/cs_1': [{ hang: true }],
+      },
+      { maxRetries: 4 },
+    );
+    await failure(client.createCheckoutSession(body, { maxRetries: 0, headers: { 'x-order': 'o-7' } }));
+    expect(count('/api/checkout-sessions')).toBe(1);
+    expect(recorded.at(-1)!.headers.get('x-order')).toBe('o-7');
+    // Every attempt ran out of its 20 ms: RequestTimeoutError, a kind of ConnectionError.
+    const timedOut = await failure(client.getCheckoutSession('cs_1', { timeoutMs: 20, maxRetries: 1 }));
+    expect(timedOut).toBeInstanceOf(RequestTimeoutError);
+    expect(timedOut).toBeInstanceOf(ConnectionError);
+    expect(timedOut.message).toContain('20 ms');
+    expect(count('/api/checkout-sessions/cs_1')).toBe(2);
+    // The next call has the client's own budget again.
+    await failure(client.createCheckoutSession(body));
+    expect(count('/api/checkout-sessions')).toBe(1 + 5);
+  });
+
+  it('an aborted signal ends the call at once, in flight or between retries, with RequestAbortedError', async () => {
+    const inFlight = scripted({ '/api/token': [tokenReply()], '/api/checkout-sessions/cs_1': [{ hang: true }] });
+    const controller = new AbortController();
+    const pending = failure(inFlight.client.getCheckoutSession('cs_1', { signal: controller.signal }));
+    setTimeout(() => controller.abort(new Error('the shopper left')), 20);
+    const aborted = await pending;
+    expect(aborted).toBeInstanceOf(RequestAbortedError);
+    expect(aborted).not.toBeInstanceOf(ConnectionError);
+    expect((aborted.cause as Error).message).toBe('the shopper left');
+    expect(inFlight.count('/api/checkout-sessions/cs_1')).toBe(1);
+
+    // Between retries: the backoff wait is cut short, and no further attempt is made.
+    const waiting = new AbortController();
+    const retrying = scripted(
+      { '/api/token': [tokenReply()], '/api/checkout-sessions': [envelope(500, 'internal_error')] },
+      { sleep: () => new Promise(() => waiting.abort()) },
+    );
+    const error = await failure(retrying.client.createCheckoutSession(body, { signal: waiting.signal }));
+    expect(error).toBeInstanceOf(RequestAbortedError);
+    expect(retrying.count('/api/checkout-sessions')).toBe(1);
+  });
+
+  it('names the SDK and its version in User-Agent, the version being its package’s', async () => {
+    const pkg = JSON.parse(readFileSync(new URL('../../client/package.json', import.meta.url), 'utf8'));
+    expect(USER_AGENT).toBe(`payment-service-client/${pkg.version}`);
+    const { client, recorded } = scripted({
+      '/api/token': [tokenReply()],
+      '/api/checkout-sessions/cs_1': [{ status: 200, body: session() }],
+    });
+    await client.getCheckoutSession('cs_1');
+    expect(recorded.map((r) => r.headers.get('user-agent'))).toEqual([USER_AGENT, USER_AGENT]);
   });
 });
 
