@@ -1,7 +1,7 @@
-import { createPaymentClient, verifyWebhook, isCompletedEvent } from '@payment-service/client';
+import { createPaymentClient, verifyWebhook, isCompletedEvent, NotFoundError } from '@payment-service/client';
 
 const pay = createPaymentClient({
-  baseUrl: 'http://127.0.0.1:4010',
+  baseUrl: process.env.PAYMENT_BASE_URL ?? 'http://127.0.0.1:4010',
   clientId: process.env.CLIENT_ID!,
   clientSecret: process.env.CLIENT_SECRET!,
 });
@@ -29,6 +29,11 @@ export async function onWebhook(
 ) {
   const delivery = verifyWebhook(rawBody, signature, process.env.WEBHOOK_SECRET!);
   if (delivery.kind !== 'event' || !isCompletedEvent(delivery.event)) return; // unknown events: answer 2xx and ignore
-  const { paid, payment } = await pay.confirmPayment(delivery.event.checkoutSessionId ?? delivery.event.transactionId);
-  if (paid) await fulfil(payment.foreignTransactionId!); // deduplicate on transactionId (see examples/merchant-receiver.ts)
+  const read = await pay
+    .confirmPayment(delivery.event.checkoutSessionId ?? delivery.event.transactionId)
+    .catch((error) => {
+      if (error instanceof NotFoundError) return undefined; // not this account's payment: answer 2xx and ignore
+      throw error; // the read failed: answer 500, and the card rail tries again
+    });
+  if (read?.paid) await fulfil(read.payment.foreignTransactionId!); // deduplicate on transactionId (examples/receivers/)
 }

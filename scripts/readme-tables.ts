@@ -1,7 +1,8 @@
 /**
  * The reference tables of the package READMEs, written from their sources so that they
  * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` flags
- * (conformance/program.ts), and its checks and the capabilities they need (the registry). Each table sits between
+ * (conformance/program.ts), its checks and the capabilities they need (the registry), and
+ * the client's methods and options (client/client.ts, its declarations). Each table sits between
  * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README, laid out by the
  * formatter that `npm test` holds every file to (Biome).
  *
@@ -9,10 +10,12 @@
  *   npm run readme -- --check fail (exit 1) when a README's table is stale
  */
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
+import ts from 'typescript';
 import { CAPABILITIES, type Capability } from '../conformance/adapter.ts';
 import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/clauses.ts';
 import { createRegistry } from '../conformance/checks/index.ts';
@@ -118,6 +121,48 @@ function traceabilityTable(): string {
   return `${CLAUSES.length} clauses (register version ${CLAUSE_REGISTER_VERSION}): ${checkable} judged by checks, ${notCheckable} not checkable from outside.\n\n${body}`;
 }
 
+/**
+ * The members of an interface of a source file, from its declarations: how each is called
+ * and its doc comment, so the README says what the types say.
+ */
+function interfaceTable(file: string, name: string, kind: 'method' | 'option'): string {
+  const source = ts.createSourceFile(file, readFileSync(path.join(root, file), 'utf8'), ts.ScriptTarget.Latest, true);
+  const found = source.statements.find(
+    (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === name,
+  );
+  if (!found) throw new Error(`${file} declares no interface ${name}`);
+  const members = [...(found.heritageClauses ?? [])]
+    .flatMap((h) => h.types.map((t) => t.expression.getText(source)))
+    .flatMap((base) => {
+      const inherited = source.statements.find(
+        (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === base,
+      );
+      return inherited ? [...inherited.members] : [];
+    })
+    .concat([...found.members]);
+  const doc = (member: ts.Node) =>
+    ts
+      .getJSDocCommentsAndTags(member)
+      .map((d) => ts.getTextOfJSDocComment(d.comment) ?? '')
+      .join(' ')
+      .replace(/\s+/g, ' ')
+      .trim();
+  const rows = members.map((member) => {
+    const memberName = member.name?.getText(source) ?? '';
+    if (kind === 'option') {
+      const type = ts.isPropertySignature(member) && member.type ? member.type.getText(source) : '';
+      return [code(memberName), code(type), doc(member)];
+    }
+    if (ts.isMethodSignature(member)) {
+      const params = member.parameters.map((p) => `${p.name.getText(source)}${p.questionToken ? '?' : ''}`).join(', ');
+      return [code(`${memberName}(${params})`), code(member.type?.getText(source) ?? ''), doc(member)];
+    }
+    const type = ts.isPropertySignature(member) && member.type ? member.type.getText(source) : '';
+    return [code(memberName), code(type), doc(member)];
+  });
+  return table(kind === 'option' ? ['option', 'type', 'meaning'] : ['member', 'returns', 'what it does'], rows);
+}
+
 function runCommand(): Command {
   const run = conformanceProgram(() => {}).commands.find((c) => c.name() === 'run');
   if (!run) throw new Error('payment-conformance has no run command');
@@ -130,6 +175,17 @@ const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: checksTable },
   { readme: 'conformance/README.md', name: 'traceability', render: traceabilityTable },
+  { readme: 'client/README.md', name: 'methods', render: () => interfaceTable('client/client.ts', 'PaymentClient', 'method') },
+  {
+    readme: 'client/README.md',
+    name: 'call-options',
+    render: () => interfaceTable('client/client.ts', 'CreateOptions', 'option'),
+  },
+  {
+    readme: 'client/README.md',
+    name: 'client-options',
+    render: () => interfaceTable('client/client.ts', 'PaymentClientOptions', 'option'),
+  },
 ];
 
 async function main(): Promise<void> {
