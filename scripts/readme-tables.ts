@@ -175,7 +175,11 @@ const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: checksTable },
   { readme: 'conformance/README.md', name: 'traceability', render: traceabilityTable },
-  { readme: 'client/README.md', name: 'methods', render: () => interfaceTable('client/client.ts', 'PaymentClient', 'method') },
+  {
+    readme: 'client/README.md',
+    name: 'methods',
+    render: () => interfaceTable('client/client.ts', 'PaymentClient', 'method'),
+  },
   {
     readme: 'client/README.md',
     name: 'call-options',

@@ -14,12 +14,18 @@ const LIMIT = 64 * 1024;
 export function createReceiver(setup: ReceiverSetup): Koa {
   const app = new Koa();
   app.use(async (ctx) => {
-    if (ctx.method !== 'POST' || ctx.path !== '/webhooks') return void (ctx.status = 404);
+    if (ctx.method !== 'POST' || ctx.path !== '/webhooks') {
+      ctx.status = 404;
+      return;
+    }
     const chunks: Buffer[] = [];
     let size = 0;
     for await (const chunk of ctx.req) {
       size += chunk.length;
-      if (size > LIMIT) return void (ctx.status = 413);
+      if (size > LIMIT) {
+        ctx.status = 413;
+        return;
+      }
       chunks.push(chunk);
     }
     const { status, body } = await handleDelivery(setup, Buffer.concat(chunks), ctx.get('service-signature'));
