@@ -7,6 +7,9 @@
  *   server/site/sandbox/index.html  the sandbox API (Redoc, scripts inlined)
  *   server/site/errors/index.html   one section per error code, id="<code>", so that every
  *                                   error's doc_url ({docs_url}/errors/#<code>) lands on it
+ *   server/site/webhook-signature-vectors.json   the signature test vectors the docs link
+ *
+ * The public API's page shows the code samples of examples/samples/ (x-codeSamples).
  *
  * Reads the bundled descriptions in generated/. Nothing is rebuilt when none of the inputs
  * (the descriptions, the page renderers, this script, Redocly's version) changed since
@@ -14,7 +17,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { readdirSync } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,14 +31,53 @@ const out = path.resolve(root, flags.out ?? 'server/site');
 const stamp = path.join(out, '.inputs.json');
 const run = promisify(execFile);
 
+const SAMPLES = path.join(root, 'examples/samples');
+
 const INPUTS = [
   'generated/openapi.json',
   'generated/sandbox.json',
+  'openapi/webhook-signature-vectors.json',
+  'redocly.yaml',
   'scripts/build-docs.ts',
   'server/docs/error-page.ts',
   'server/docs/theme.ts',
   'node_modules/@redocly/cli/package.json',
+  ...readdirSync(SAMPLES, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)))
+    .sort(),
 ];
+
+/** A code sample of examples/samples/, as Redoc's `x-codeSamples` takes it. */
+async function sample(lang: string, label: string, file: string): Promise<Json> {
+  return { lang, label, source: (await readFile(path.join(SAMPLES, file), 'utf8')).trimEnd() };
+}
+
+/**
+ * The description with its code samples (tested by test/docs-samples.test.ts): a curl line
+ * and the SDK call for every operation, and the signature check in three languages on the
+ * webhook that is signed.
+ */
+async function withCodeSamples(doc: Json): Promise<Json> {
+  const paths = structuredClone(doc.paths) as Record<string, Record<string, Json>>;
+  for (const item of Object.values(paths))
+    for (const operation of Object.values(item)) {
+      if (typeof operation?.operationId !== 'string') continue;
+      operation['x-codeSamples'] = [
+        await sample('Shell', 'curl', `curl/${operation.operationId}.sh`),
+        await sample('TypeScript', 'TypeScript SDK', `sdk/${operation.operationId}.ts`),
+      ];
+    }
+  const webhooks = structuredClone(doc.webhooks) as Record<string, Record<string, Json>>;
+  const completed = webhooks['checkout_session.completed']?.post;
+  if (!completed) throw new Error('generated/openapi.json has no checkout_session.completed webhook');
+  completed['x-codeSamples'] = [
+    await sample('TypeScript', 'TypeScript SDK', 'webhooks/verify-sdk.ts'),
+    await sample('JavaScript', 'WebCrypto (JavaScript)', 'webhooks/verify-webcrypto.mjs'),
+    await sample('Python', 'Python (standard library)', 'webhooks/verify.py'),
+  ];
+  return { ...doc, paths, webhooks };
+}
 
 /**
  * Redoc's sidebar credit shows a logo fetched from Redocly's CDN; offline, and for readers
@@ -44,6 +87,13 @@ const CDN_LOGOS = /https:\/\/cdn\.redoc\.ly\/redoc\/logo-mini(-full)?\.svg/g;
 const LOCAL_LOGO = `data:image/svg+xml,${encodeURIComponent(
   '<svg xmlns="http://www.w3.org/2000/svg" width="56" height="14"><text x="0" y="11" font-family="sans-serif" font-size="11" fill="#555">Redocly</text></svg>',
 )}`;
+
+/**
+ * On a phone, Redoc's code panels (request and response examples, code samples) would need
+ * scrolling sideways, line by line: there, their lines wrap instead.
+ */
+const PHONE_STYLE =
+  '<style>@media (max-width: 50rem) { pre, pre * { white-space: pre-wrap !important; overflow-wrap: anywhere; } }</style>';
 
 type Json = Record<string, unknown>;
 
@@ -64,7 +114,7 @@ async function redoc(doc: Json, file: string, title: string, scratch: string): P
     { cwd: root, env: { ...process.env, REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' } },
   );
   const html = await readFile(file, 'utf8');
-  await writeFile(file, html.replace(CDN_LOGOS, LOCAL_LOGO));
+  await writeFile(file, html.replace(CDN_LOGOS, LOCAL_LOGO).replace('</head>', `${PHONE_STYLE}</head>`));
 }
 
 async function inputsHash(): Promise<string> {
@@ -93,7 +143,10 @@ async function main(): Promise<void> {
     await rm(out, { recursive: true, force: true });
     await Promise.all([
       redoc(
-        withSiteLinks(publicApi, '**Also here:** [error codes](errors/) · [sandbox API reference](sandbox/)'),
+        withSiteLinks(
+          await withCodeSamples(publicApi),
+          '**Also here:** [error codes](errors/) · [sandbox API reference](sandbox/) · [webhook signature test vectors](webhook-signature-vectors.json) · the TypeScript SDK: `npm install @payment-service/client` ([its README](https://www.npmjs.com/package/@payment-service/client))',
+        ),
         path.join(out, 'index.html'),
         'Payment Service API',
         scratch,
@@ -108,6 +161,11 @@ async function main(): Promise<void> {
   } finally {
     await rm(scratch, { recursive: true, force: true });
   }
+  // Served beside the reference, so the docs can link the vectors they cite.
+  await copyFile(
+    path.join(root, 'openapi/webhook-signature-vectors.json'),
+    path.join(out, 'webhook-signature-vectors.json'),
+  );
   const codes = collectErrorCodes([publicApi, sandboxApi]);
   await mkdir(path.join(out, 'errors'), { recursive: true });
   await writeFile(path.join(out, 'errors/index.html'), renderErrorPage(codes));

@@ -25,6 +25,7 @@ const CSS = `
   :not(pre) > code { background: var(--layer); border: 1px solid var(--border); border-radius: 4px; padding: 0 4px; overflow-wrap: anywhere; }
   pre { background: var(--layer); border: 1px solid var(--border); border-radius: 8px; padding: 12px 16px; overflow-x: auto; line-height: 20px; }
   pre.wrap { white-space: pre-wrap; overflow-wrap: anywhere; }
+  h2 { overflow-wrap: anywhere; }
   .layout { display: flex; min-height: 100vh; }
   .sidebar { width: 285px; flex: none; border-right: 1px solid var(--border); padding: 16px; position: sticky; top: 0; height: 100vh; overflow-y: auto; }
   .sidebar h2 { font-size: 12px; line-height: 20px; text-transform: uppercase; letter-spacing: .04em; color: var(--text-secondary); margin: 16px 4px 4px; }
@@ -42,7 +43,7 @@ const CSS = `
   .muted { color: var(--text-secondary); }
   .badge { display: inline-block; font-weight: 600; font-size: 12px; border-radius: 4px; padding: 0 6px; background: var(--layer); border: 1px solid var(--border); }
   .links { display: flex; gap: 16px; flex-wrap: wrap; margin: 16px 0; }
-  @media (max-width: 800px) { .layout { display: block; } .sidebar { position: static; width: auto; height: auto; border-right: 0; border-bottom: 1px solid var(--border); } main { padding: 24px 16px; } }
+  @media (max-width: 800px) { pre { white-space: pre-wrap; overflow-wrap: anywhere; } .layout { display: block; } .sidebar { position: static; width: auto; height: auto; border-right: 0; border-bottom: 1px solid var(--border); } main { padding: 24px 16px; } }
 `;
 
 export interface PageParts {

@@ -248,6 +248,48 @@ describe('docs in a browser', () => {
     await page.close();
   });
 
+  it.each([
+    ['the error codes', '/docs/errors/'],
+    [
+      'the reference, at an operation with error examples and code samples',
+      '/docs/#tag/Checkout-sessions/operation/createCheckoutSession',
+    ],
+  ])('fits %s to a phone screen: examples wrap instead of scrolling sideways', async (name, url) => {
+    const page = await browser.newPage({ viewport: { width: 360, height: 740 }, isMobile: true, hasTouch: true });
+    await page.goto(`${server.url}${url}`, { waitUntil: 'load' });
+    await page.locator('pre').first().waitFor();
+    const widths = await page.evaluate(() => ({
+      page: [document.documentElement.scrollWidth, document.documentElement.clientWidth],
+      examples: [...document.querySelectorAll('pre')]
+        .filter((pre) => pre.getBoundingClientRect().width > 0)
+        .map((pre) => [pre.scrollWidth, pre.clientWidth, pre.textContent!.slice(0, 40)] as const),
+    }));
+    await page.screenshot({ path: path.join(shots, `phone-${name.split(' ')[1]}.png`) });
+    expect(widths.page[0], name).toBeLessThanOrEqual(widths.page[1]!);
+    expect(widths.examples.length).toBeGreaterThan(0);
+    const sideways = widths.examples.filter(([scroll, client]) => scroll > client + 1);
+    expect(sideways).toEqual([]);
+    await page.close();
+  });
+
+  it('shows each operation’s code samples, curl and the TypeScript SDK, and links the SDK and the signature vectors', async () => {
+    const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+    await page.goto(`${server.url}/docs/#tag/Checkout-sessions/operation/createCheckoutSession`, { waitUntil: 'load' });
+    const operation = page.locator('[data-section-id="/checkout-sessions/createcheckoutsession"]');
+    // The curl sample first; the language menu switches to the SDK's.
+    await operation.getByText('Idempotency-Key: order-1001', { exact: false }).first().waitFor();
+    await operation.getByRole('button', { name: 'curl' }).first().click();
+    await page.getByText('TypeScript SDK', { exact: true }).first().click();
+    await operation.getByText('pay.createCheckoutSession(', { exact: false }).first().waitFor();
+    await page.goto(`${server.url}/docs/`, { waitUntil: 'load' });
+    await page.locator('a[href="webhook-signature-vectors.json"]').first().waitFor();
+    const vectors = await fetch(`${server.url}/docs/webhook-signature-vectors.json`);
+    expect(vectors.status).toBe(200);
+    expect(((await vectors.json()) as { vectors: unknown[] }).vectors.length).toBeGreaterThan(10);
+    expect(await page.getByText('npm install @payment-service/client').count()).toBeGreaterThan(0);
+    await page.close();
+  });
+
   it('made no request off the local docs server (works offline)', () => {
     expect(offsite).toEqual([]);
   });
