@@ -47,7 +47,16 @@ export async function send(
   redactor.rememberFromRequest(headers, options.form);
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 20_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
-  const response = await fetch(url, { method, headers, body, signal });
+  let response: Response;
+  try {
+    response = await fetch(url, { method, headers, body, signal });
+  } catch (error) {
+    // A server may close an idle keep-alive connection at any time (RFC 9112 9.3), and a
+    // request sent on it as it closes is lost: sent again once, when repeating it changes
+    // nothing (a read, or a token exchange). Anything else is the target's to answer for.
+    if (!connectionLost(error) || !(method === 'GET' || method === 'HEAD' || path === '/api/token')) throw error;
+    response = await fetch(url, { method, headers, body, signal });
+  }
   const text = await response.text();
   let json: unknown;
   try {
@@ -66,6 +75,12 @@ export async function send(
     json,
     checkId,
   };
+}
+
+/** Whether a fetch failed because its connection closed under it (not a timeout, an abort or a refusal). */
+function connectionLost(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: string } | undefined) : undefined;
+  return ['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_CLOSED'].includes(cause?.code ?? '');
 }
 
 const PLACEHOLDER = new RegExp(`\\$(${PLACEHOLDERS.join('|')})\\b`);

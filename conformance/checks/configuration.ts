@@ -87,6 +87,17 @@ export const configurationChecks: Check[] = [
     },
   },
   {
+    id: 'CFG-010',
+    clauses: ['order.settlement', 'code.settlement', 'create.ok'],
+    section,
+    title: 'a card session needs no settlement account: settlement_account_missing is for a bank rail only',
+    async run(ctx) {
+      const org = await ctx.target.organisation({ settlementAccount: false });
+      const exchange = await ctx.api.createSession(org, sessionBody({ checkoutMethod: 'card' }));
+      expectStatus(exchange, 200, 'checkoutMethod card, card enabled, no settlement account');
+    },
+  },
+  {
     id: 'CFG-004',
     clauses: ['order.aud', 'code.aud', 'svc.rails', 'limit.open-banking-currency'],
     section,

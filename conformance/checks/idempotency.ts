@@ -169,7 +169,7 @@ export const idempotencyChecks: Check[] = [
     clauses: ['idem.replay', 'order.500', 'status.500', 'code.internal'],
     section,
     title:
-      'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original: the session created before the 500, not a new one',
+      'after a 500 that committed, a retry with the same key (10 min later on the clock) completes the original (the session created before the 500, not a new one) or replays the 500',
     requires: ['createOrganisation', 'injectFault', 'advanceClock'],
     async run(ctx) {
       const org = await ctx.target.organisation();
@@ -189,6 +189,14 @@ export const idempotencyChecks: Check[] = [
       expectError(first, 500, 'internal_error', 'the create under the internal_error_after_commit fault');
       await ctx.target.advanceClock(org, 10 * 60);
       const retry = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      // "Either completes the original request or replays its result": a replayed 500 is
+      // the second, as long as it is replayed as it was (and never a session made anew).
+      if (retry.status === 500) {
+        expectError(retry, 500, 'internal_error', 'the retry, replaying the 500');
+        const again = await ctx.api.createSession(org, body, { idempotencyKey: key });
+        expectError(again, 500, 'internal_error', 'a second retry, replaying the 500 as the first did');
+        return;
+      }
       expectStatus(retry, 200, 'the retry with the same key after a 500');
       const again = await ctx.api.createSession(org, body, { idempotencyKey: key });
       expectStatus(again, 200, 'a second retry');
@@ -229,6 +237,52 @@ export const idempotencyChecks: Check[] = [
         at(second.json, 'id') !== at(first.json, 'id'),
         'The other organisation was answered with the first organisation’s session.',
         second,
+      );
+    },
+  },
+  {
+    id: 'IDEM-010',
+    clauses: ['idem.replay', 'idem.conflict', 'code.card', 'code.validation-failed'],
+    section,
+    title:
+      'a create refused (configuration, or validation) and sent again with the same key and body gets the same refusal, never idempotency_error',
+    async run(ctx) {
+      // "Either completes the original request or replays its result": both give the
+      // refusal again; idempotency_error is for a different body only.
+      const noCard = await ctx.target.organisation({ cardEnabled: false });
+      const key = ctx.newKey();
+      const body = sessionBody({ checkoutMethod: 'card' });
+      const first = await ctx.api.createSession(noCard, body, { idempotencyKey: key });
+      expectError(first, 400, 'card_not_enabled', 'a card session on an organisation without card payments');
+      const again = await ctx.api.createSession(noCard, body, { idempotencyKey: key });
+      expectError(again, 400, 'card_not_enabled', 'the same create, same key and body, sent again');
+      const org = await ctx.target.sharedOrganisation();
+      const invalidKey = ctx.newKey();
+      const invalid = sessionBody({ amount: { total: 0 } });
+      const refused = await ctx.api.createSession(org, invalid, { idempotencyKey: invalidKey });
+      expectError(refused, 400, 'validation_failed', 'a create with total 0');
+      const repeated = await ctx.api.createSession(org, invalid, { idempotencyKey: invalidKey });
+      expectError(repeated, 400, 'validation_failed', 'the same invalid create, same key and body, sent again');
+    },
+  },
+  {
+    id: 'IDEM-011',
+    clauses: ['auth.mode', 'conv.mode', 'res.create.test-mode', 'idem.replay'],
+    section,
+    title:
+      'a live key using a key a test key used, with the same body, gets a live session of its own: mode is decided by the API key',
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const key = ctx.newKey();
+      const body = sessionBody({ foreignTransactionId: key });
+      const test = await ctx.api.createSession(org, body, { idempotencyKey: key });
+      expectStatus(test, 200, 'the create with the test key');
+      const live = await ctx.api.createSession(org, body, { idempotencyKey: key, mode: 'live' });
+      expectStatus(live, 200, 'the same create with the live key');
+      expect(
+        at(live.json, 'testMode') === false && at(live.json, 'id') !== at(test.json, 'id'),
+        `The live key was answered ${at(live.json, 'id') === at(test.json, 'id') ? 'the test key’s session' : 'a session'} with testMode ${show(at(live.json, 'testMode'))}: test or live is decided by the API key used.`,
+        live,
       );
     },
   },

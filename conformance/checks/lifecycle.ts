@@ -119,7 +119,7 @@ export const lifecycleChecks: Check[] = [
     requires: ['attempt'],
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
-      const redirectUrl = 'https://shop.example.com/checkout/done?order=1001&lang=en';
+      const redirectUrl = 'https://shop.example.com/checkout/done?order=1001&lang=en&item=a%20b&item=c';
       const session = await ctx.api.session(org, { checkoutMethod: 'card', redirectUrl });
       const { redirectTo } = await ctx.target.pay(org, session.id, 'card');
       if (redirectTo === null) {
@@ -136,9 +136,10 @@ export const lifecycleChecks: Check[] = [
         `${to.origin}${to.pathname}` === 'https://shop.example.com/checkout/done',
         `The redirect goes to ${to.origin}${to.pathname}, not to redirectUrl.`,
       );
+      // Kept as values, in order, a repeated one included (a%20b and a+b are the same value).
       expect(
-        q.get('order') === '1001' && q.get('lang') === 'en',
-        `The merchant's own query parameters (order=1001, lang=en) must be kept: ${redirectTo}`,
+        q.get('order') === '1001' && q.get('lang') === 'en' && q.getAll('item').join('|') === 'a b|c',
+        `The merchant's own query parameters (order=1001, lang=en, item=a b, item=c) must be kept: ${redirectTo}`,
       );
       expect(
         q.get('checkoutSessionId') === session.id,

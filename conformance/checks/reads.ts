@@ -92,6 +92,8 @@ export const readChecks: Check[] = [
       const owner = await ctx.target.sharedOrganisation();
       const other = await ctx.target.secondOrganisation();
       const created = await ctx.api.session(owner);
+      // Read by its owner first, so nothing the owner's read leaves behind (a cache) can let another in.
+      expectStatus(await ctx.api.readSession(owner, created.id), 200, 'the owner reading its session');
       const read = await ctx.api.readSession(other, created.id);
       expect(
         read.status !== 403,
@@ -161,6 +163,32 @@ export const readChecks: Check[] = [
       expectStatus(read, 200, 'reading the session 24 h 1 min after creation');
       const status = at(read.json, 'status');
       expect(status === 'expired', `status must be expired 24 hours after creation; received ${show(status)}.`, read);
+    },
+  },
+  {
+    id: 'READ-012',
+    clauses: ['res.create.expires', 'res.read.expires', 'limit.session', 'state.created'],
+    section,
+    title:
+      'on an organisation whose clock has moved a day and more, a new session reads created and expires 24 hours after its own createdAt',
+    requires: ['createOrganisation', 'advanceClock'],
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      await ctx.target.advanceClock(org, 25 * 3600);
+      const created = await ctx.api.session(org);
+      const read = await ctx.api.readSession(org, created.id);
+      expectStatus(read, 200, 'reading a session created after the clock moved');
+      expect(
+        at(read.json, 'status') === 'created',
+        `A session created now must read created; received ${show(at(read.json, 'status'))}.`,
+        read,
+      );
+      const span = Date.parse(text(read.json, 'expiresAt') ?? '') - Date.parse(text(read.json, 'createdAt') ?? '');
+      expect(
+        Math.abs(span - DAY_MS) <= 60_000,
+        `expiresAt - createdAt is ${span / 3600000} h on an organisation whose clock moved; a session expires 24 hours after its creation.`,
+        read,
+      );
     },
   },
   {

@@ -7,16 +7,19 @@
 import type { Capability, Delivery, Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
 import type { Check } from '../check.ts';
+import type { CheckContext } from '../context/check.ts';
 import { show } from '../json.ts';
 import { attemptsOf, type Behaviour } from '../receiver.ts';
 import {
   allAttempts,
   answer,
+  expectSigned,
   failWith,
   firstDelivery,
   HOLD_MS,
   paidSession,
   SLOW_ANSWER_MS,
+  secretOf,
   section,
 } from './deliveries.ts';
 
@@ -27,9 +30,29 @@ interface AttemptsCheck {
   clauses: readonly string[];
   /** How the receiver answers each attempt. */
   behaviour: Behaviour;
-  /** What is wrong with this many attempts, or undefined. */
-  judge: (attempts: number) => string | undefined;
+  /**
+   * What is wrong with the attempts, or undefined: how many `arrived` at the receiver, and
+   * how many the target `made` by its own records (the rest being repeats of the event).
+   */
+  judge: (attempts: { arrived: number; made: number }) => string | undefined;
   slow?: boolean;
+  /** The session's checkoutMethod when not the rail itself (a both session paid on one rail). */
+  checkoutMethod?: 'both';
+}
+
+/**
+ * How many of the deliveries that arrived the target counts as attempts: the same event may
+ * also arrive through another completion path (Duplicates), and only the target's records
+ * (the highest attempt number of the delivery to `url`) tell its attempts from such
+ * repeats. Without well-formed records, every delivery that arrived counts.
+ */
+async function attemptsMade(ctx: CheckContext, sessionId: string, url: string, arrived: number): Promise<number> {
+  if (!ctx.target.has('webhookDeliveries')) return arrived;
+  const numbers = (await ctx.target.deliveries({ checkoutSessionId: sessionId }))
+    .filter((r) => r.url === url)
+    .map((r) => r.attempt);
+  if (numbers.length === 0 || !numbers.every((n) => Number.isInteger(n) && n >= 1)) return arrived;
+  return Math.min(arrived, Math.max(...numbers));
 }
 
 /** The attempts the target makes for one payment, its receiver answering as told. */
@@ -45,10 +68,23 @@ function attemptsCheck(c: AttemptsCheck): Check {
     async run(ctx) {
       const org = await ctx.target.organisation();
       const hook = ctx.hooks.hook(c.rail, c.behaviour);
-      const { session } = await paidSession(ctx, org, { rail: c.rail, hook });
+      const { session } = await paidSession(ctx, org, {
+        rail: c.rail,
+        hook,
+        ...(c.checkoutMethod ? { patch: { checkoutMethod: c.checkoutMethod } } : {}),
+      });
       const got = attemptsOf(await allAttempts(ctx, org, hook, session.id));
-      const problem = c.judge(got.length);
-      if (problem) failWith(`${problem} (received ${got.length} attempt${got.length === 1 ? '' : 's'}).`, got.at(-1));
+      // Every attempt is signed over the bytes it carries, the retries as the first.
+      for (const d of got) expectSigned(d, secretOf(org), `attempt ${d.attempt} at the receiver`, org);
+      // A retry must arrive to count; the limits are on what the target made (its repeats aside).
+      const arrived = got.length;
+      const made = await attemptsMade(ctx, session.id, hook.url, arrived);
+      const problem = c.judge({ arrived, made });
+      if (problem)
+        failWith(
+          `${problem} (received ${arrived} attempt${arrived === 1 ? '' : 's'}${made < arrived ? `, ${made} of them attempts by the target's records, the rest repeats` : ''}).`,
+          got.at(-1),
+        );
     },
   };
 }
@@ -99,13 +135,16 @@ function slowAnswerCheck(id: string, rail: Rail): Check {
   };
 }
 
-const retried = (n: number) =>
-  n < 2
+const retried = ({ arrived, made }: { arrived: number; made: number }) =>
+  arrived < 2
     ? 'A card delivery that failed this way must be retried'
-    : n > 3
+    : made > 3
       ? 'The card rail makes up to three attempts in total'
       : undefined;
-const once = (what: string) => (n: number) => (n === 1 ? undefined : `${what}: exactly one attempt`);
+const once =
+  (what: string) =>
+  ({ made }: { made: number }) =>
+    made === 1 ? undefined : `${what}: exactly one attempt`;
 const oneOpenBankingAttempt = once('The open banking rail makes one attempt');
 
 /** Capabilities of a check that pays and reads the target's delivery records. */
@@ -184,7 +223,7 @@ const checks: Check[] = [
     title: 'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails',
     clauses: ['retry.success', 'retry.card'],
     behaviour: answer(500, 200),
-    judge: (n) => (n < 2 ? 'A card delivery that failed with 500 must be retried' : undefined),
+    judge: ({ arrived }) => (arrived < 2 ? 'A card delivery that failed with 500 must be retried' : undefined),
   }),
   attemptsCheck({
     id: 'HOOK-019',
@@ -200,6 +239,16 @@ const checks: Check[] = [
     title: 'open banking rail, receiver answers 400: one attempt, no retry',
     clauses: ['retry.open-banking'],
     behaviour: answer(400),
+    judge: oneOpenBankingAttempt,
+  }),
+  attemptsCheck({
+    id: 'HOOK-030',
+    rail: 'open_banking',
+    checkoutMethod: 'both',
+    title:
+      'a both session paid by open banking, receiver answers 500: one attempt, the open banking rail’s (the rail is the one the money moved on)',
+    clauses: ['retry.open-banking', 'res.read.transaction-type'],
+    behaviour: answer(500),
     judge: oneOpenBankingAttempt,
   }),
   slowAnswerCheck('HOOK-028', 'card'),

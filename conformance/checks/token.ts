@@ -150,10 +150,12 @@ export const tokenChecks: Check[] = [
       const org = await ctx.target.sharedOrganisation();
       const unknownPair = { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret };
       const wrongPair = { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` };
+      // Interleaved, so that whatever changes with time (a timestamp in the body) changes
+      // within a pair too, and is seen to vary rather than to tell the two apart.
       const answers: Exchange[] = [];
-      for (const form of [unknownPair, unknownPair, wrongPair, wrongPair])
+      for (const form of [unknownPair, wrongPair, unknownPair, wrongPair])
         answers.push(await ctx.api.send('POST', '/api/token', { form }));
-      const [unknown, unknownAgain, wrong, wrongAgain] = answers as [Exchange, Exchange, Exchange, Exchange];
+      const [unknown, wrong, unknownAgain, wrongAgain] = answers as [Exchange, Exchange, Exchange, Exchange];
       expectPlainError(unknown!, 401, 'an unknown clientId');
       expectPlainError(wrong, 401, 'a wrong clientSecret');
       // What differs between two answers to the same request (a request id, a time) cannot

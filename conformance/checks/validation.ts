@@ -43,6 +43,18 @@ const cases: Case[] = [
     patch: { amount: { total: 0.01 } },
   },
   {
+    id: 'VAL-048',
+    clauses: ['create.total', 'limit.total'],
+    title: 'total 0.01 is accepted for a card session too (the only floor is greater than 0, for every method)',
+    patch: { amount: { total: 0.01 }, checkoutMethod: 'card' },
+  },
+  {
+    id: 'VAL-049',
+    clauses: ['create.total', 'limit.total'],
+    title: 'total 0.01 is accepted for an open_banking session too',
+    patch: { amount: { total: 0.01 }, checkoutMethod: 'open_banking' },
+  },
+  {
     id: 'VAL-003',
     clauses: ['create.total', 'limit.total'],
     title: 'total 19.99 is accepted (two decimals, checked exactly)',

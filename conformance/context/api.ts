@@ -37,6 +37,27 @@ export function sessionBody(patch: Record<string, unknown> = {}): JsonObject {
   return body;
 }
 
+/**
+ * Request bodies of our modelling (the document does not show them): a payment link, and a
+ * legacy transaction (POST /api/transaction). A target may refuse them; the checks that
+ * need one are then skipped.
+ */
+export const paymentLinkBody = (patch: Record<string, unknown> = {}): JsonObject => ({
+  amount: { total: 15 },
+  creditorReference: { reference: 'LINK-1' },
+  redirectUrl: 'https://shop.example.com/paid',
+  checkoutMethod: 'card',
+  ...patch,
+});
+export const legacyTransactionBody = (patch: Record<string, unknown> = {}): JsonObject => ({
+  amount: { total: 42 },
+  creditorReference: { reference: 'LEGACY-1' },
+  redirectUrl: 'https://shop.example.com/paid',
+  checkoutMethod: 'card',
+  foreignTransactionId: 'legacy-1',
+  ...patch,
+});
+
 export interface CreateOptions {
   idempotencyKey?: string;
   mode?: Mode;
@@ -139,13 +160,7 @@ export class Api {
   async paymentLink(org: Org, patch: Record<string, unknown> = {}): Promise<string> {
     const exchange = await this.send('POST', '/api/payment-links', {
       token: await this.token(org),
-      json: {
-        amount: { total: 15 },
-        creditorReference: { reference: 'LINK-1' },
-        redirectUrl: 'https://shop.example.com/paid',
-        checkoutMethod: 'card',
-        ...patch,
-      },
+      json: paymentLinkBody(patch),
     });
     skipWhenReceiverRefused(this.run, exchange, patch.webhookUrl);
     const id = text(exchange.json, 'id');

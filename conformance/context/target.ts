@@ -25,6 +25,9 @@ import type { RunContext } from './run.ts';
 
 /** Whole-second timestamps and the time between two creates: how far short of the move a reading may fall. */
 const CLOCK_SLACK_S = 2;
+/** The statuses the document names (States and transitions); the list is open. */
+const KNOWN_STATUSES = new Set(['created', 'pending', 'completed', 'failed', 'expired']);
+
 /** The status an attempt's outcome must leave a checkout session in (States and transitions). */
 const EXPECTED: Record<Outcome, string> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
 
@@ -226,16 +229,18 @@ export class Target {
   /**
    * Reads a checkout session until the attempt's outcome shows (completed, failed or
    * pending), or --settle-timeout passes: a target may record an attempt asynchronously,
-   * so `created`, `pending` or the status from before the attempt are never a verdict on
-   * the way. Any other status ends the wait at once, for the checks to judge. Gives the
-   * last status read.
+   * so `created`, `pending`, the status from before the attempt, or a status the document
+   * does not name (the list is open) are never a verdict on the way. Any other status ends
+   * the wait at once, for the checks to judge. Gives the last status read.
    */
   async settled(org: Org, sessionId: string, outcome: Outcome, before?: unknown): Promise<unknown> {
     const expected = EXPECTED[outcome];
-    const passing = new Set(['created', 'pending', before].filter((s) => s !== expected));
+    // The status list is open: a status the document does not name may come on the way.
+    const ends = (status: unknown) =>
+      status === expected || (KNOWN_STATUSES.has(status as string) && !['created', 'pending', before].includes(status));
     const read = await poll(
       () => this.api.readSession(org, sessionId),
-      (r) => r.status !== 200 || !passing.has(at(r.json, 'status') as string),
+      (r) => r.status !== 200 || ends(at(r.json, 'status')),
       this.run.settings.settleTimeoutMs,
     );
     return at(read.json, 'status');

@@ -14,6 +14,7 @@ import { createRegistry } from '../../conformance/checks/index.ts';
 import { CLAUSES, clause } from '../../conformance/clauses.ts';
 import { explain } from '../support/conformance-cli.ts';
 import {
+  extraAttempts,
   hmac,
   isCreate,
   parse,
@@ -776,6 +777,19 @@ const mutants: ClauseMutant[] = [
     ),
   },
   {
+    clauses: ['redirect.params'],
+    name: 'the redirect keeps one value of a repeated query parameter of the merchant’s',
+    api: answers(
+      (m, r) => /^\/sandbox\/checkout-sessions\/[^/]+\/attempts$/.test(pathOf(m)) && r.status === 200,
+      (b) => {
+        if (typeof b.redirectTo !== 'string') return b;
+        const url = new URL(b.redirectTo);
+        url.search = new URLSearchParams(Object.fromEntries(url.searchParams)).toString();
+        return { ...b, redirectTo: url.toString() };
+      },
+    ),
+  },
+  {
     clauses: ['idem.replay'],
     name: 'a replay with the same key and body is refused with idempotency_error',
     api: ((): Mutation => {
@@ -788,6 +802,23 @@ const mutants: ClauseMutant[] = [
           if (seen.has(id)) return envelope(400, 'idempotency_error');
           seen.add(id);
           return m;
+        },
+      };
+    })(),
+  },
+  {
+    clauses: ['idem.replay'],
+    name: 'a key is claimed before the configuration is checked: the refused create, sent again, is idempotency_error',
+    api: ((): Mutation => {
+      const refused = new Set<string>();
+      return {
+        response: (m, r) => {
+          const key = isCreate(m) ? m.headers['idempotency-key'] : undefined;
+          if (key === undefined || r.status !== 400 || codeOf(r) === 'validation_failed') return r;
+          const id = `${m.headers.authorization} ${key}`;
+          if (refused.has(id)) return envelope(400, 'idempotency_error');
+          refused.add(id);
+          return r;
         },
       };
     })(),
@@ -874,6 +905,19 @@ const mutants: ClauseMutant[] = [
     api: accepts('settlement_account_missing'),
   },
   {
+    clauses: ['order.settlement', 'code.settlement'],
+    name: 'a card session is refused settlement_account_missing when there is no settlement account',
+    api: {
+      response: (m, r, k) =>
+        isCreate(m) &&
+        r.status === 200 &&
+        parse(m.body)?.checkoutMethod === 'card' &&
+        k.orgOf(m)?.settings.settlementAccount === false
+          ? envelope(400, 'settlement_account_missing')
+          : r,
+    },
+  },
+  {
     clauses: ['order.aud-first'],
     name: 'settlement_account_missing comes before open_banking_currency_unsupported',
     api: {
@@ -914,6 +958,21 @@ const mutants: ClauseMutant[] = [
           : r;
       },
     })),
+  },
+  {
+    clauses: ['read.isolation', 'auth.isolation'],
+    name: 'a session its owner read in the last five seconds is readable by anyone',
+    api: ((): Mutation => {
+      const recent = new Map<string, { reply: Reply; at: number }>();
+      return {
+        response: (m, r) => {
+          if (!isRead(m)) return r;
+          if (r.status === 200) recent.set(pathOf(m), { reply: r, at: Date.now() });
+          const cached = recent.get(pathOf(m));
+          return r.status === 404 && cached && Date.now() - cached.at < 5000 ? cached.reply : r;
+        },
+      };
+    })(),
   },
   {
     clauses: ['code.not-found', 'status.404'],
@@ -1016,6 +1075,13 @@ const mutants: ClauseMutant[] = [
     clauses: ['code.invalid-token'],
     name: 'a mangled token is answered token_expired',
     api: recodes('invalid_token', 'token_expired'),
+  },
+  {
+    clauses: ['auth.bearer', 'code.invalid-token'],
+    name: 'a valid token under the scheme written "bearer" is answered invalid_token',
+    api: {
+      request: (m) => (/^bearer /.test(m.headers.authorization ?? '') ? envelope(401, 'invalid_token') : m),
+    },
   },
   {
     clauses: ['auth.removed', 'code.unknown-api-key'],
@@ -1252,11 +1318,28 @@ const mutants: ClauseMutant[] = [
   {
     clauses: ['retry.open-banking', 'limit.open-banking-attempts'],
     name: 'the open banking rail retries a 408',
-    hook: {
-      after: async (m, r, _k, forward) => {
-        if (r.status === 408 && /open_banking|HOOK-019/.test(m.url)) await forward(m);
-      },
-    },
+    ...extraAttempts((m, r) => r.status === 408 && /open_banking|HOOK-019/.test(m.url)),
+  },
+  {
+    clauses: ['retry.open-banking'],
+    name: 'a both session paid by open banking is delivered from the card queue: retried after a 500',
+    ...(() => {
+      // The API side learns which webhook addresses belong to both sessions; their failed
+      // deliveries are made again, as the card queue would, and recorded so.
+      const both = new Set<string>();
+      const repeat = extraAttempts((m, r) => r.status === 500 && both.has(pathOf(m)));
+      return {
+        hook: repeat.hook,
+        api: {
+          response: (m: Message, r: Reply, k: Knowledge, f: (m: Message) => Promise<Reply>) => {
+            const body = isCreate(m) ? parse(m.body) : undefined;
+            if (body?.checkoutMethod === 'both' && typeof body.webhookUrl === 'string')
+              both.add(new URL(body.webhookUrl).pathname);
+            return repeat.api.response!(m, r, k, f);
+          },
+        },
+      };
+    })(),
   },
   {
     clauses: ['retry.final'],

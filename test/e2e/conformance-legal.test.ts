@@ -8,7 +8,15 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain } from '../support/conformance-cli.ts';
-import { parse, pathOf, resign, runVariant, signatureParts, type Variant } from '../support/conformance-variants.ts';
+import {
+  isCreate,
+  parse,
+  pathOf,
+  resign,
+  runVariant,
+  signatureParts,
+  type Variant,
+} from '../support/conformance-variants.ts';
 import { editJson, type Message, type Mutation, type Reply } from '../support/mutating-proxy.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 
@@ -105,6 +113,81 @@ const repeatedDelivery: Mutation = {
   },
 };
 
+// A status the document does not name, for a while on the way to completed: the list is open.
+const statusOnTheWay = (): Mutation => {
+  const firstSeen = new Map<string, number>();
+  return {
+    response: (m, r) =>
+      m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m)) && r.status === 200
+        ? editJson(r, (b) => {
+            if (b.status !== 'completed') return b;
+            const seen = firstSeen.get(b.id) ?? Date.now();
+            firstSeen.set(b.id, seen);
+            return Date.now() - seen < 1500 ? { ...b, status: 'authorised' } : b;
+          })
+        : r,
+  };
+};
+
+// Another digest version beside v1, named as its scheme likes (parts are read by name).
+const namedVersion: Mutation = {
+  request: (m: Message) => {
+    const header = m.headers['service-signature'];
+    return header
+      ? { ...m, headers: { ...m.headers, 'service-signature': `${header},v2_hs512=${'q'.repeat(86)}` } }
+      : m;
+  },
+};
+
+// The token endpoint's 401 says when it was made, in whole seconds: the same for an unknown
+// client id and a wrong secret made in the same second.
+const refusalTime: Mutation = {
+  response: (m, r) =>
+    pathOf(m) === '/api/token' && r.status === 401
+      ? editJson(r, (b) => ({ ...b, at: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString() }))
+      : r,
+};
+
+// A committed 500 replayed to the retries with its key ("replays its result").
+const replayedServerError = (): Mutation => {
+  const failed = new Map<string, Reply>();
+  return {
+    response: (m, r) => {
+      const key = isCreate(m) ? m.headers['idempotency-key'] : undefined;
+      if (key === undefined) return r;
+      const id = `${m.headers.authorization} ${key}`;
+      if (r.status === 500) failed.set(id, r);
+      return failed.get(id) ?? r;
+    },
+  };
+};
+
+// Payments in flight announced by an event of a kind the document does not name yet.
+const pendingEvent = (): Mutation => {
+  const hooks = new Map<string, string>();
+  return {
+    response: async (m, r) => {
+      if (isCreate(m) && r.status === 200 && parse(m.body)?.webhookUrl)
+        hooks.set(parse(r.body).id, parse(m.body).webhookUrl);
+      const attempt = /^\/sandbox\/checkout-sessions\/([^/]+)\/attempts$/.exec(pathOf(m));
+      const url = attempt ? hooks.get(attempt[1]!) : undefined;
+      if (url && parse(m.body)?.outcome === 'pending' && r.status === 200) {
+        const body = JSON.stringify({
+          event: 'checkout_session.pending',
+          createdAt: new Date().toISOString(),
+          checkoutSessionId: attempt![1],
+          transactionId: parse(r.body)?.session?.transactionId ?? null,
+          foreignTransactionId: null,
+        });
+        await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).catch(
+          () => undefined,
+        );
+      }
+      return r;
+    },
+  };
+};
+
 function combine(...mutations: Mutation[]): Mutation {
   return {
     request: async (m, k, f) => {
@@ -159,6 +242,31 @@ const legal: Variant[] = [
     name: 'a completed event delivered more than once',
     hook: repeatedDelivery,
     only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007',
+  },
+  {
+    name: 'a status of its own (authorised) on the way to completed',
+    api: statusOnTheWay(),
+    only: 'LIFE-*,HOOK-001,READ-001',
+  },
+  {
+    name: 'a further digest version under a name of its own (v2_hs512=)',
+    hook: namedVersion,
+    only: 'HOOK-001,HOOK-002,HOOK-020,HOOK-024,HOOK-027',
+  },
+  {
+    name: 'a 401 of the token endpoint that says when it was made',
+    api: refusalTime,
+    only: 'TOKEN-*',
+  },
+  {
+    name: 'a committed 500 replayed to its retries',
+    api: replayedServerError(),
+    only: 'IDEM-*',
+  },
+  {
+    name: 'a payment in flight announced as checkout_session.pending',
+    api: pendingEvent(),
+    only: 'HOOK-006,LIFE-004',
   },
 ];
 
@@ -253,8 +361,18 @@ describe.concurrent('legal variants pass', () => {
   it('all of them at once, over the whole suite: passes', async () => {
     const run = await runVariant(t.url, {
       name: 'all legal variants',
-      api: combine(wording, keyOrder, extraFields, opaqueTokens(), idFormatApi),
-      hook: combine(idFormatHook, signatureHeader, repeatedDelivery),
+      api: combine(
+        wording,
+        keyOrder,
+        extraFields,
+        opaqueTokens(),
+        idFormatApi,
+        statusOnTheWay(),
+        refusalTime,
+        replayedServerError(),
+        pendingEvent(),
+      ),
+      hook: combine(idFormatHook, signatureHeader, repeatedDelivery, namedVersion),
     });
     expect(run.code, explain(run)).toBe(0);
     expect(run.report!.summary.failed, explain(run)).toBe(0);

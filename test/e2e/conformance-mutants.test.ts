@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain } from '../support/conformance-cli.ts';
 import {
+  extraAttempts,
   isCreate,
   parse,
   pathOf,
@@ -37,13 +38,8 @@ interface Mutant extends Variant {
 }
 
 /** A receiver-side mutation: each delivery the merchant answered `status` is delivered once more (after `delayMs`). */
-const deliverAgainAfter = (status: number, delayMs = 0): Mutation => ({
-  after: async (m, r, _k, forward) => {
-    if (r.status !== status) return;
-    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
-    await forward(m);
-  },
-});
+/** The sender delivers again after an answer of this status (and records it as an attempt). */
+const deliverAgainAfter = (status: number, delayMs = 0) => extraAttempts((_m, r) => r.status === status, delayMs);
 
 /**
  * An API-side mutation: a declined sandbox attempt on a session created with a
@@ -514,7 +510,7 @@ const mutants: Mutant[] = [
     name: 'the open banking rail retries after a 400',
     only: 'HOOK-026',
     caughtBy: ['HOOK-026'],
-    hook: deliverAgainAfter(400),
+    ...deliverAgainAfter(400),
   },
   {
     name: 'the legacy body names another foreignTransactionId',
@@ -549,16 +545,14 @@ const mutants: Mutant[] = [
     only: 'HOOK-010,HOOK-013',
     caughtBy: ['HOOK-010'],
     stillPass: ['HOOK-013'],
-    hook: (() => {
+    ...(() => {
       const failures = new Map<string, number>();
-      return {
-        after: async (m, r, _k, forward) => {
-          if (r.status !== 500) return;
-          const n = (failures.get(m.url) ?? 0) + 1;
-          failures.set(m.url, n);
-          if (n === 3) await forward(m);
-        },
-      } satisfies Mutation;
+      return extraAttempts((m, r) => {
+        if (r.status !== 500) return false;
+        const n = (failures.get(m.url) ?? 0) + 1;
+        failures.set(m.url, n);
+        return n === 3;
+      });
     })(),
   },
   {
@@ -617,14 +611,14 @@ const mutants: Mutant[] = [
     only: 'HOOK-013,HOOK-010',
     caughtBy: ['HOOK-013'],
     stillPass: ['HOOK-010'],
-    hook: deliverAgainAfter(400, 50),
+    ...deliverAgainAfter(400, 50),
   },
   {
     name: 'the open banking rail makes a second attempt after a 500',
     only: 'HOOK-015,HOOK-018',
     caughtBy: ['HOOK-015'],
     stillPass: ['HOOK-018'],
-    hook: deliverAgainAfter(500),
+    ...deliverAgainAfter(500),
   },
   {
     name: 'after rotation deliveries are still signed with the old secret',

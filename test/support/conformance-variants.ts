@@ -5,7 +5,15 @@
  */
 import { createHmac } from 'node:crypto';
 import { runSuite, type CliRun } from './conformance-cli.ts';
-import { freePort, Knowledge, startMutatingProxy, type Message, type Mutation } from './mutating-proxy.ts';
+import {
+  editJson,
+  freePort,
+  Knowledge,
+  startMutatingProxy,
+  type Message,
+  type Mutation,
+  type Reply,
+} from './mutating-proxy.ts';
 import { SANDBOX_TOKEN } from './server.ts';
 
 export interface Variant {
@@ -88,4 +96,47 @@ export function resign(m: Message, k: Knowledge, body: string): Message {
 export function recode(body: any, code: string): any {
   const docs = String(body.error.doc_url).replace(/\/errors\/#.*$/, '');
   return { ...body, error: { ...body.error, code, doc_url: `${docs}/errors/#${code}` } };
+}
+
+/**
+ * A sender that makes more attempts than it should, shown as such a target shows it: the
+ * hook proxy sends the delivery again when `repeat` says so (after its answer reached the
+ * target), and the target's delivery records (the sandbox's, through the API proxy) list
+ * each extra one as that delivery's next attempt, so the records and the arrivals agree.
+ */
+export function extraAttempts(
+  repeat: (m: Message, r: Reply) => boolean,
+  delayMs = 0,
+): { api: Mutation; hook: Mutation } {
+  const extra = new Map<string, number[]>();
+  return {
+    hook: {
+      after: async (m, r, _k, forward) => {
+        if (!repeat(m, r)) return;
+        if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+        const again = await forward(m);
+        extra.set(pathOf(m), [...(extra.get(pathOf(m)) ?? []), again.status]);
+      },
+    },
+    api: {
+      response: (m, r) =>
+        pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200
+          ? editJson(r, (b) => {
+              const deliveries: any[] = b.deliveries ?? [];
+              const added = [...extra].flatMap(([path, statuses]) => {
+                const last = deliveries.filter((d) => new URL(d.url).pathname === path).at(-1);
+                return last
+                  ? statuses.map((status, i) => ({
+                      ...last,
+                      attempt: last.attempt + i + 1,
+                      responseStatus: status,
+                      error: null,
+                    }))
+                  : [];
+              });
+              return { ...b, deliveries: [...deliveries, ...added] };
+            })
+          : r,
+    },
+  };
 }
