@@ -4,7 +4,7 @@
  * and the types a target adapter is written against.
  */
 import type { TargetAdapter } from './adapter.ts';
-import { execute, type REPORTERS, type RunOutcome } from './run.ts';
+import { execute, type REPORTERS, type RunOutcome } from './run-command.ts';
 
 export type {
   AdapterFactory,
@@ -22,7 +22,7 @@ export type {
 export { AdapterError, CAPABILITIES } from './adapter.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
 export { SetupError } from './outcome.ts';
-export type { RunOutcome } from './run.ts';
+export type { RunOutcome } from './run-command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
 
 export type Reporter = (typeof REPORTERS)[number];

@@ -9,8 +9,8 @@
  */
 import { AdapterError } from './adapter.ts';
 import { sessionBody } from './context/api.ts';
-import { CheckContext } from './context/check.ts';
-import type { RunContext } from './context/run.ts';
+import { CheckContext } from './context/check-context.ts';
+import type { RunContext } from './context/run-context.ts';
 import { text } from './json.ts';
 import { CheckFailure, CheckSkipped } from './outcome.ts';
 

@@ -12,7 +12,7 @@ import { createRegistry } from './checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
 import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
-import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run.ts';
+import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
 import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };

@@ -19,7 +19,7 @@ import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-servic
 import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
 import { checkAdapter, loadAdapter } from './adapters/load.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
-import type { Check, RegisteredCheck } from './check.ts';
+import type { Check, RegisteredCheck } from './check-definition.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { responseText, send, shellQuote } from './http.ts';
 import { text } from './json.ts';
@@ -39,7 +39,7 @@ import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
-import { coverageOf, DEFAULT_SETTLE_TIMEOUT_S, REPORTERS } from './run.ts';
+import { coverageOf, DEFAULT_SETTLE_TIMEOUT_S, REPORTERS } from './run-command.ts';
 import { TOOL_VERSION } from './version.ts';
 
 export interface ReceiverOptions {

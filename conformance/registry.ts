@@ -3,8 +3,8 @@
  * refused, so an id always names one rule), listed in registration order and selected
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
-import type { Check, RegisteredCheck } from './check.ts';
-import type { CheckContext } from './context/check.ts';
+import type { Check, RegisteredCheck } from './check-definition.ts';
+import type { CheckContext } from './context/check-context.ts';
 import { clause, renderRule } from './clauses.ts';
 import type { Level } from './outcome.ts';
 import { SetupError } from './outcome.ts';

@@ -1,6 +1,6 @@
 /**
  * The reference server's composition root: makes each part and wires them together (the
- * Koa middleware are in http/app.ts, the request flow in ARCHITECTURE.md).
+ * Koa middleware are in http/koa-app.ts, the request flow in ARCHITECTURE.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -16,7 +16,7 @@ import { Idempotency } from './domain/idempotency.ts';
 import { Ids } from './domain/ids.ts';
 import { type DemoOrganisation, demoOrganisation } from './domain/organisations.ts';
 import { serveApi } from './http/api.ts';
-import { koaApp } from './http/app.ts';
+import { koaApp } from './http/koa-app.ts';
 import { publicApi, sandboxApi } from './http/backends.ts';
 import { pages } from './http/pages.ts';
 import { Responder } from './http/responder.ts';

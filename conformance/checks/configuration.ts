@@ -7,9 +7,9 @@
  */
 import type { OrganisationSettings } from '../adapter.ts';
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { sessionBody } from '../context/api.ts';
-import type { CheckContext } from '../context/check.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import { at, show } from '../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (configuration)';

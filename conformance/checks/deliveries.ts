@@ -13,7 +13,7 @@ import { verifyWebhook, WebhookVerificationError } from '@payment-service/client
 import type { Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
 import { legacyTransactionBody } from '../context/api.ts';
-import type { CheckContext } from '../context/check.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import type { Hook } from '../context/hooks.ts';
 import type { Org } from '../context/organisations.ts';
 import { text } from '../json.ts';

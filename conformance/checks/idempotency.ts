@@ -6,7 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { AdapterError } from '../adapter.ts';
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import { at, show, text } from '../json.ts';
 

@@ -3,7 +3,7 @@
  * Redirect rule): completion, a declined attempt that is not final, the redirect.
  */
 import { expect, expectStatus, fail } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { at, show } from '../json.ts';
 import { CheckSkipped } from '../outcome.ts';
 import { lifecycleSection, UUID } from './deliveries.ts';

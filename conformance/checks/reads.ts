@@ -4,7 +4,7 @@
  * transaction endpoints; States and transitions).
  */
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import { at, show, text } from '../json.ts';
 import { poll } from '../poll.ts';

@@ -3,8 +3,8 @@
  * General conventions; Resources; Errors: Envelope): each is judged against the bundled
  * description, and reported as checks of their own. They run after the others.
  */
-import type { Check } from '../check.ts';
-import type { CheckContext } from '../context/check.ts';
+import type { Check } from '../check-definition.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import { contractProblems, webhookBodyProblems, type ContractProblem } from '../contract.ts';
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, type JsonObject, show } from '../json.ts';

@@ -6,8 +6,8 @@
  */
 import type { Capability, Delivery, Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
-import type { Check } from '../check.ts';
-import type { CheckContext } from '../context/check.ts';
+import type { Check } from '../check-definition.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import { show } from '../json.ts';
 import { attemptsOf, type Behaviour } from '../receiver.ts';
 import {

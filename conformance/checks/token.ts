@@ -5,7 +5,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { expect, expectStatus } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, show, text } from '../json.ts';
 

@@ -6,9 +6,9 @@
  * is to blame (else null).
  */
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { sessionBody } from '../context/api.ts';
-import type { CheckContext } from '../context/check.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import { at, isObject, list, show } from '../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (validation)';

@@ -6,7 +6,7 @@
  */
 import { AdapterError } from '../adapter.ts';
 import { expect, fail } from '../assert.ts';
-import type { Check } from '../check.ts';
+import type { Check } from '../check-definition.ts';
 import { at, isObject, show } from '../json.ts';
 import type { Received } from '../receiver.ts';
 import {

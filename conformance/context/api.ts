@@ -11,7 +11,7 @@ import { isObject, type JsonObject, text } from '../json.ts';
 import { CheckFailure, CheckSkipped } from '../outcome.ts';
 import { skipWhenReceiverRefused } from './hooks.ts';
 import type { Mode, Org } from './organisations.ts';
-import type { RunContext } from './run.ts';
+import type { RunContext } from './run-context.ts';
 
 /** A valid checkout session request (Endpoints: POST /api/checkout-sessions); patch any part, `undefined` removes it. */
 export function sessionBody(patch: Record<string, unknown> = {}): JsonObject {

@@ -6,7 +6,7 @@ import type { Exchange } from '../exchange.ts';
 import { at, list } from '../json.ts';
 import { CheckSkipped } from '../outcome.ts';
 import type { Behaviour, Received } from '../receiver.ts';
-import type { RunContext } from './run.ts';
+import type { RunContext } from './run-context.ts';
 
 export interface Hook {
   path: string;

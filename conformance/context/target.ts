@@ -21,7 +21,7 @@ import { CheckSkipped } from '../outcome.ts';
 import { poll } from '../poll.ts';
 import { type Api, sessionBody } from './api.ts';
 import { DEFAULT_SETTINGS, DEFAULTS_TEXT, describeSettings, fits, type Mode, type Org } from './organisations.ts';
-import type { RunContext } from './run.ts';
+import type { RunContext } from './run-context.ts';
 
 /** Whole-second timestamps and the time between two creates: how far short of the move a reading may fall. */
 const CLOCK_SLACK_S = 2;

@@ -9,7 +9,7 @@ import type { Capability } from '../adapter.ts';
 import type { Exchange } from '../exchange.ts';
 import { Api } from './api.ts';
 import { Hooks } from './hooks.ts';
-import type { RunContext } from './run.ts';
+import type { RunContext } from './run-context.ts';
 import { Target } from './target.ts';
 
 export class CheckContext {

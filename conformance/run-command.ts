@@ -11,11 +11,11 @@ import { CAPABILITIES, type Capability, type TargetAdapter } from './adapter.ts'
 import { checkAdapter, loadAdapter } from './adapters/load.ts';
 import { manualAdapter } from './adapters/manual.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
-import type { RegisteredCheck as Check } from './check.ts';
+import type { RegisteredCheck as Check } from './check-definition.ts';
 import { createRegistry } from './checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { Profile } from './context/organisations.ts';
-import { RunContext } from './context/run.ts';
+import { RunContext } from './context/run-context.ts';
 import { send } from './http.ts';
 import { at, isObject, text } from './json.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
@@ -24,7 +24,7 @@ import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
-import { runChecks } from './runner.ts';
+import { runChecks } from './check-runner.ts';
 import { receiverTls } from './tls.ts';
 import { TOOL_VERSION } from './version.ts';
 

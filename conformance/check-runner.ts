@@ -5,10 +5,10 @@
  * skipped (what it needs is missing, named) or error (an adapter call failed: no verdict).
  */
 import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
-import type { RegisteredCheck as Check } from './check.ts';
+import type { RegisteredCheck as Check } from './check-definition.ts';
 import { deliveryPreflight, type Preflight } from './preflight.ts';
-import { CheckContext } from './context/check.ts';
-import type { RunContext } from './context/run.ts';
+import { CheckContext } from './context/check-context.ts';
+import type { RunContext } from './context/run-context.ts';
 import { evidenceOf } from './http.ts';
 import { CheckFailure, CheckSkipped, type Evidence, type Result } from './outcome.ts';
 
