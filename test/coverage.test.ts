@@ -4,6 +4,7 @@
  * document states is present. Constraints are checked by behaviour: values on both sides
  * of each documented boundary are validated against the description's own schemas.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createValidator, loadDescription, resolveRef, type Json } from './support/description.ts';
 
@@ -112,21 +113,13 @@ describe('POST /api/token (Endpoints, Authentication)', () => {
 });
 
 describe('error codes (Errors: Codes)', () => {
-  const documented: Record<string, number> = {
-    validation_failed: 400,
-    card_not_enabled: 400,
-    open_banking_not_enabled: 400,
-    settlement_account_missing: 400,
-    open_banking_currency_unsupported: 400,
-    currency_mismatch: 400,
-    idempotency_error: 400,
-    unauthorized: 401,
-    token_expired: 401,
-    invalid_token: 401,
-    unknown_api_key: 401,
-    not_found: 404,
-    internal_error: 500,
-  };
+  // The document's own table (SERVICE.md, Errors: Codes): each row's code and status.
+  const service = readFileSync(new URL('../SERVICE.md', import.meta.url), 'utf8');
+  const table = service.slice(service.indexOf('### Codes'), service.indexOf('Client guidance:'));
+  const documented: Record<string, number> = Object.fromEntries(
+    [...table.matchAll(/^\| (?:<a id="[^"]+"><\/a>)?([a-z_]+) \| (\d{3}) \|/gm)].map((m) => [m[1]!, Number(m[2])]),
+  );
+  it('reads the thirteen codes of the document', () => expect(Object.keys(documented)).toHaveLength(13));
 
   it.each(Object.entries(documented))('%s is a known code answered with %i and explained', (code, status) => {
     expect(schemas.KnownErrorCode.enum).toContain(code);

@@ -1,10 +1,11 @@
 /**
- * How errors are answered: the one table from a code to its HTTP status (service document:
- * Errors, HTTP statuses and Codes), the envelope (`{ error: { code, message, param,
+ * How errors are answered: each code with its HTTP status (service document: Errors, HTTP
+ * statuses and Codes; the table is the description's), the envelope (`{ error: { code, message, param,
  * doc_url, details? } }`), and the token endpoint's plain-string form. The domain raises
  * DomainError, which knows no status; the HTTP layer raises ApiError for what only it
  * decides (authentication, a method a path does not take, a request it cannot read).
  */
+import { ERROR_STATUS } from '@payment-service/contract/errors';
 import { DomainError, type DomainCode, type ErrorDetail } from '../domain/errors.ts';
 
 export type { ErrorDetail } from '../domain/errors.ts';
@@ -13,24 +14,12 @@ export type { ErrorDetail } from '../domain/errors.ts';
 export type HttpCode = 'unauthorized' | 'token_expired' | 'invalid_token' | 'unknown_api_key' | 'method_not_allowed';
 export type ErrorCode = DomainCode | HttpCode;
 
-/** The status of each code. */
-export const STATUS_OF: Readonly<Record<ErrorCode, number>> = {
-  validation_failed: 400,
-  currency_mismatch: 400,
-  card_not_enabled: 400,
-  open_banking_not_enabled: 400,
-  settlement_account_missing: 400,
-  open_banking_currency_unsupported: 400,
-  idempotency_error: 400,
-  invalid_state: 400,
-  unauthorized: 401,
-  token_expired: 401,
-  invalid_token: 401,
-  unknown_api_key: 401,
-  not_found: 404,
-  method_not_allowed: 405,
-  internal_error: 500,
-};
+/**
+ * The status of each code, as the descriptions document it (their `x-error-status` maps,
+ * generated into the contract): a code the server answers with that the descriptions do
+ * not document fails to compile here.
+ */
+export const STATUS_OF: Readonly<Record<ErrorCode, number>> = ERROR_STATUS;
 
 /** Raised to answer with the envelope: the code's status, or `status` where the answer needs another (408, 431). */
 export class ApiError extends Error {
