@@ -23,7 +23,7 @@ import { Responder } from './http/responder.ts';
 import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
-import { Faults } from './sandbox/faults.ts';
+import { Faults } from './domain/faults.ts';
 import { checkSandboxExposure, sandboxToken as sandboxTokenOf } from './sandbox/token.ts';
 import type { Services } from './scope.ts';
 import { openStore } from './store/open.ts';

@@ -1,4 +1,5 @@
 /** What every handler receives besides its request: the server's services and this request's state. */
+import type { components } from '@payment-service/contract';
 import type { Context as KoaContext } from 'koa';
 import type { Logger } from 'pino';
 import type { Credentials } from './auth/credentials.ts';
@@ -6,12 +7,20 @@ import type { Authentication, Tokens } from './auth/tokens.ts';
 import type { DomainError, ErrorDetail } from './domain/errors.ts';
 import type { Idempotency } from './domain/idempotency.ts';
 import type { Ids } from './domain/ids.ts';
-import type { SessionAnswers } from './handlers/get-checkout-session.ts';
-import type { Faults } from './sandbox/faults.ts';
-import type { Store } from './store/types.ts';
+import type { JsonText } from './http/operation.ts';
+import type { Faults } from './domain/faults.ts';
+import type { Payment, Store } from './store/types.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
 
 /** One server's services, made by its composition root (app.ts). */
+/**
+ * Answers of GET /api/checkout-sessions/{id} as sent, by stored payment, with the status
+ * they state (one map per server). The read depends on the clock only through the status
+ * (an unpaid session expires), and the store hands out one frozen object per stored row,
+ * so a polled session is serialised once per status.
+ */
+export type SessionAnswers = WeakMap<Readonly<Payment>, { status: string; json: JsonText<components['schemas']['CheckoutSession']> }>;
+
 export interface Services {
   store: Store;
   tokens: Tokens;

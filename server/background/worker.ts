@@ -5,52 +5,19 @@
  */
 import { scryptSync } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
-import Database from 'better-sqlite3';
+import { type CheckpointedDatabase, catchUp, checkpoint, openForCheckpoints } from '../store/sqlite/checkpoints.ts';
 import type { FromServer, FromThread, WorkerData } from './protocol.ts';
 
 interface Watched {
-  db: Database.Database;
+  db: CheckpointedDatabase;
   rewindFrames: number;
   holding: boolean;
-}
-
-interface CheckpointResult {
-  busy: number;
-  log: number;
-  checkpointed: number;
 }
 
 const port = parentPort!;
 const { checkpointIntervalMs } = workerData as WorkerData;
 const watched = new Map<number, Watched>();
 const send = (message: FromThread) => port.postMessage(message);
-
-/** PASSIVE: never waits for, nor blocks, the server's readers and writer. */
-function checkpoint(db: Database.Database): CheckpointResult | undefined {
-  try {
-    return (db.pragma('wal_checkpoint(PASSIVE)') as CheckpointResult[])[0];
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * A checkpoint fsyncs the database file only if no commit landed while it copied, and
- * under steady load one nearly always does: the copied pages then pile up unsynced until
- * the one that must sync them all runs, which is the one the server's commits wait for.
- * So the few frames committed meanwhile are copied straight away, a short enough run that
- * it usually completes and syncs. That leaves little for a held checkpoint to do, and a
- * completed run often lets the next commit rewind the WAL with no hold at all.
- */
-function catchUp(db: Database.Database): CheckpointResult | undefined {
-  let done = checkpoint(db);
-  for (let i = 0; i < 3 && done && done.busy === 0; i++) {
-    const again = checkpoint(db);
-    if (!again || again.log === done.log) break;
-    done = again;
-  }
-  return done;
-}
 
 setInterval(() => {
   for (const [watchId, w] of watched) {
@@ -73,8 +40,7 @@ function answer(message: Exclude<FromServer, { type: 'held' }>): FromThread {
       return { id: message.id, key };
     }
     case 'watch': {
-      const db = new Database(message.file, { fileMustExist: true });
-      db.pragma('synchronous = NORMAL');
+      const db = openForCheckpoints(message.file);
       watched.set(message.id, { db, rewindFrames: message.rewindFrames, holding: false });
       return { id: message.id };
     }

@@ -12,17 +12,6 @@ import type { Payment } from '../store/types.ts';
 
 type GetCheckoutSession = operations['getCheckoutSession'];
 
-/**
- * Answers as sent, by stored payment, with the status they state (one map per server).
- * The read depends on the clock only through the status (an unpaid session expires), and
- * the store hands out one frozen object per stored row, so a polled session is serialised
- * once per status.
- */
-export type SessionAnswers = WeakMap<
-  Readonly<Payment>,
-  { status: string; json: JsonText<ReturnType<typeof sessionReadShape>> }
->;
-
 export const getCheckoutSession: Handler<GetCheckoutSession, Scope> = async (request, scope) => {
   const { org } = authenticated(scope);
   const payment = await scope.services.store.getPaymentBySessionId(org.id, request.params.id);

@@ -12,7 +12,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { Outcome } from '../domain/lifecycle.ts';
 import { redirectAfterSuccess } from '../domain/lifecycle.ts';
 import { statusAt } from '../domain/payments.ts';
-import { payerAttempt } from '../sandbox/payer.ts';
+import { payerAttempt } from './payer.ts';
 import type { Services } from '../scope.ts';
 import type { Organisation, Payment, Rail } from '../store/types.ts';
 

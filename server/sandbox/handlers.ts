@@ -11,7 +11,7 @@ import { legacyTransactionShape, paymentLinkShape, sessionReadShape } from '../d
 import type { Handlers } from '../http/operation.ts';
 import type { Scope, Services } from '../scope.ts';
 import type { Organisation, Payment } from '../store/types.ts';
-import { payerAttempt } from './payer.ts';
+import { payerAttempt } from '../pay/payer.ts';
 
 async function organisation(services: Services, orgId: string): Promise<Organisation> {
   const org = await services.store.getOrganisation(orgId);

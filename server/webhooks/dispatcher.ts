@@ -23,7 +23,7 @@ import { randomBytes } from 'node:crypto';
 import type { Logger } from 'pino';
 import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { MINUTE, orgNow } from '../domain/clock.ts';
-import type { Faults } from '../sandbox/faults.ts';
+import type { Faults } from '../domain/faults.ts';
 import type { Lease, OutboxEntry, Store } from '../store/types.ts';
 import { ANSWER_TIMEOUT_MS, type SendResult, sendWebhook } from './send.ts';
 
