@@ -67,7 +67,9 @@ module.exports = {
       name: 'domain-knows-no-http',
       severity: 'error',
       from: { path: '^server/domain/' },
-      to: { path: ['^server/(http|middleware|handlers|pay|docs|sandbox|webhooks|background)/', 'node_modules/(koa|@koa)/'] },
+      to: {
+        path: ['^server/(http|middleware|handlers|pay|docs|sandbox|webhooks|background)/', 'node_modules/(koa|@koa)/'],
+      },
     },
     {
       name: 'storage-through-the-store-contract',

@@ -19,7 +19,10 @@ import type { WebhookDispatcher } from './webhooks/dispatcher.ts';
  * (an unpaid session expires), and the store hands out one frozen object per stored row,
  * so a polled session is serialised once per status.
  */
-export type SessionAnswers = WeakMap<Readonly<Payment>, { status: string; json: JsonText<components['schemas']['CheckoutSession']> }>;
+export type SessionAnswers = WeakMap<
+  Readonly<Payment>,
+  { status: string; json: JsonText<components['schemas']['CheckoutSession']> }
+>;
 
 export interface Services {
   store: Store;

@@ -20,8 +20,6 @@ interface CheckpointResult {
   checkpointed: number;
 }
 
-
-
 /** PASSIVE: never waits for, nor blocks, the server's readers and writer. */
 export function checkpoint(db: Database.Database): CheckpointResult | undefined {
   try {
