@@ -6,9 +6,8 @@ import type { operations } from '@payment-service/contract';
 import { orgNow } from '../domain/clock.ts';
 import { notFound } from '../domain/errors.ts';
 import { sessionReadShape, statusAt } from '../domain/payments.ts';
-import { type Handler, type JsonText, jsonText } from '../http/operation.ts';
+import { type Handler, jsonText } from '../http/operation.ts';
 import { authenticated, type Scope } from '../scope.ts';
-import type { Payment } from '../store/types.ts';
 
 type GetCheckoutSession = operations['getCheckoutSession'];
 
