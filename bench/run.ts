@@ -43,6 +43,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
+import { sandboxAdapter } from '@payment-service/conformance';
 import {
   machineStealMs,
   processCpuMs,
@@ -360,15 +361,12 @@ interface Provisioned {
 }
 
 async function provision(base: string, sandboxToken: string): Promise<Provisioned> {
-  const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(
-    base,
-    'POST',
-    '/sandbox/organisations',
-    {
-      token: sandboxToken,
-      json: { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
-    },
-  );
+  const org = await sandboxAdapter({ baseUrl: base, token: sandboxToken }).createOrganisation!({
+    settlementCurrency: 'NZD',
+    cardEnabled: true,
+    openBankingApproved: true,
+    settlementAccount: true,
+  });
   const { clientId, clientSecret } = org.apiKeys.test;
   const token = await accessToken(base, clientId, clientSecret);
   const session = await call<{ id: string }>(base, 'POST', '/api/checkout-sessions', { token, json: SESSION_BODY });

@@ -1,7 +1,7 @@
 /**
  * Target adapters: how the suite reaches a target's test controls (organisations, API
  * keys, its clock, payment attempts, its delivery records, faults). The interface is
- * fixed by the design ("Target adapters"): teams write one for their implementation, and
+ * fixed (conformance/README.md, "Adapter reference", documents it): teams write one for their implementation, and
  * the suite calls nothing but the capabilities an adapter declares.
  */
 

@@ -20,6 +20,8 @@ export type {
   TargetAdapter,
 } from './adapter.ts';
 export { AdapterError, CAPABILITIES } from './adapter.ts';
+export { sandboxAdapter } from './adapters/sandbox.ts';
+export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
 export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run-command.ts';

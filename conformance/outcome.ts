@@ -1,6 +1,6 @@
 /**
  * What a run produces: each check's result, the evidence of a failure, and the report
- * (the JSON report format is fixed by the design), with the errors a check or the run
+ * (the JSON report format is fixed: conformance/README.md, "Reports"), with the errors a check or the run
  * ends with.
  */
 import type { Capability } from './adapter.ts';

@@ -143,7 +143,7 @@ export interface paths {
          *     - the webhook retry schedule: retries that fall due are made without waiting for
          *       real time.
          *
-         *     **Assumption:** the design does not say which times follow the clock beyond the
+         *     **Assumption:** its outline does not say which times follow the clock beyond the
          *     four effects above. Modelled: the timestamps the server writes for the
          *     organisation's resources (`createdAt`, `updatedAt`, `expiresAt`, a delivery's `at`)
          *     read this clock; the `t` of a `Service-Signature` header and the five-second wait
@@ -189,7 +189,7 @@ export interface paths {
          *     `completed` or `expired`, or is a live-mode session (`testMode: false`): only a
          *     real payer pays a live-mode payment, so the sandbox drives test-mode ones only.
          *
-         *     **Assumption:** the design does not give the full state table. Modelled: a
+         *     **Assumption:** its outline does not give the full state table. Modelled: a
          *     `pending` or `failed` session takes further attempts, and the latest one decides
          *     its status (a `succeeded` attempt on a `pending` session completes it); a session
          *     is expired once its `expiresAt` has passed on the organisation's clock, whether or
@@ -380,7 +380,7 @@ export interface components {
          *     }
          */
         SandboxOrganisationCreateRequest: {
-            /** @description Display name. **Assumption:** the design does not constrain it; modelled as 1 to 100 characters, with a generated name when omitted. It is not returned. */
+            /** @description Display name. **Assumption:** its outline does not constrain it; modelled as 1 to 100 characters, with a generated name when omitted. It is not returned. */
             name?: string;
             /** @description The currency payments settle in; every payment's `amount.currency` must equal it. An `AUD` organisation cannot use the bank rail (`open_banking_currency_unsupported`). */
             settlementCurrency: components["schemas"]["Currency"];
@@ -467,7 +467,7 @@ export interface components {
          *     }
          */
         SandboxClockAdvanceRequest: {
-            /** @description Whole seconds to move forward; `0` reads the clock without moving it. **Assumption:** the design sets no maximum; this description caps one move at 31536000 (365 days). Larger moves are made in several calls. */
+            /** @description Whole seconds to move forward; `0` reads the clock without moving it. **Assumption:** its outline sets no maximum; this description caps one move at 31536000 (365 days). Larger moves are made in several calls. */
             advanceSeconds: number;
         };
         /**
@@ -502,7 +502,7 @@ export interface components {
              *     - `declined`: not paid; the payment reads `failed` and stays live for another attempt;
              *     - `pending`: in flight; the payment reads `pending` until a later attempt settles it.
              *
-             *     **Assumption:** the design does not say what a `pending` attempt allows next.
+             *     **Assumption:** its outline does not say what a `pending` attempt allows next.
              *     Modelled: a `pending` payment takes further attempts like a `failed` one, on
              *     any rail its `checkoutMethod` allows; nothing settles it on its own, not even
              *     moving the clock (a checkout session can still expire).
@@ -601,7 +601,7 @@ export interface components {
             /** @description The organisation the fault applies to. An unknown id gives 404 `not_found`. */
             orgId: string;
             /**
-             * @description How many creates (or delivery attempts) the fault affects. **Assumption:** the design does not fix the default or a limit; modelled as 1 by default, at most 1000.
+             * @description How many creates (or delivery attempts) the fault affects. **Assumption:** its outline does not fix the default or a limit; modelled as 1 by default, at most 1000.
              * @default 1
              */
             times: number;

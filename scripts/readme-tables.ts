@@ -163,6 +163,19 @@ function interfaceTable(file: string, name: string, kind: 'method' | 'option'): 
   return table(kind === 'option' ? ['option', 'type', 'meaning'] : ['member', 'returns', 'what it does'], rows);
 }
 
+/** The sandbox API's operations, from its description: the fixed outline other tools rely on. */
+function sandboxTable(): string {
+  const doc = JSON.parse(readFileSync(path.join(root, 'generated/sandbox.json'), 'utf8')) as {
+    paths: Record<string, Record<string, { summary?: string }>>;
+  };
+  const rows = Object.entries(doc.paths).flatMap(([route, item]) =>
+    Object.entries(item)
+      .filter(([method]) => ['get', 'post', 'delete', 'put', 'patch'].includes(method))
+      .map(([method, op]) => [code(`${method.toUpperCase()} ${route}`), op.summary ?? '']),
+  );
+  return table(['operation', 'what it does'], rows);
+}
+
 function runCommand(): Command {
   const run = conformanceProgram(() => {}).commands.find((c) => c.name() === 'run');
   if (!run) throw new Error('payment-conformance has no run command');
@@ -171,6 +184,7 @@ function runCommand(): Command {
 
 const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'server/README.md', name: 'flags', render: () => flagsTable(serverProgram(), true) },
+  { readme: 'server/README.md', name: 'sandbox', render: sandboxTable },
   { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: checksTable },

@@ -2,7 +2,7 @@
  * Verifies an implementation of the payment service against the Pact contracts the
  * client's consumer tests wrote (`contracts/*.json`).
  *
- * Provider states are set up through the sandbox API (design.md), so any implementation
+ * Provider states are set up through the sandbox API (docs/interfaces.md), so any implementation
  * that offers it can be verified:
  *
  *   npm run pact:verify -- --base-url http://127.0.0.1:4010 --sandbox-token sbx_...
@@ -17,6 +17,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Verifier } from '@pact-foundation/pact';
 import { Command } from 'commander';
+import { sandboxAdapter } from '@payment-service/conformance';
 
 // Pact's libraries report usage unless told not to; verification stays on this machine.
 process.env.PACT_DO_NOT_TRACK ??= 'true';
@@ -36,8 +37,10 @@ interface StateContext {
   token: string;
 }
 
-/** The sandbox calls and API calls the provider states need. */
+/** The sandbox calls (the suite's typed sandbox client) and API calls the provider states need. */
 function providerSetup(baseUrl: string, sandboxToken: string) {
+  const sandbox = sandboxAdapter({ baseUrl, token: sandboxToken });
+
   async function call<T>(
     method: string,
     path: string,
@@ -58,18 +61,12 @@ function providerSetup(baseUrl: string, sandboxToken: string) {
 
   /** A new organisation with both rails, NZD settlement, and a test-mode token. */
   async function organisation(): Promise<StateContext & { orgId: string }> {
-    const org = await call<{ id: string; apiKeys: { test: { clientId: string; clientSecret: string } } }>(
-      'POST',
-      '/sandbox/organisations',
-      sandboxToken,
-      {
-        name: 'pact provider state',
-        settlementCurrency: 'NZD',
-        cardEnabled: true,
-        openBankingApproved: true,
-        settlementAccount: true,
-      },
-    );
+    const org = await sandbox.createOrganisation!({
+      settlementCurrency: 'NZD',
+      cardEnabled: true,
+      openBankingApproved: true,
+      settlementAccount: true,
+    });
     const { clientId, clientSecret } = org.apiKeys.test;
     const { accessToken } = await call<{ accessToken: string }>('POST', '/api/token', '', undefined, {
       clientId,
@@ -87,7 +84,7 @@ function providerSetup(baseUrl: string, sandboxToken: string) {
       checkoutMethod: 'both',
     });
 
-  return { call, organisation, payment };
+  return { sandbox, organisation, payment };
 }
 
 export async function verifyContracts(options: VerifyContractsOptions): Promise<string> {
@@ -111,9 +108,7 @@ export async function verifyContracts(options: VerifyContractsOptions): Promise<
       const org = await setup.organisation();
       context = org;
       const sessionId = (await setup.payment('checkout-sessions', org.token)).id;
-      await setup.call('POST', `/sandbox/organisations/${org.orgId}/clock`, options.sandboxToken, {
-        advanceSeconds: 5 * 60 + 1,
-      });
+      await setup.sandbox.advanceClock!(org.orgId, 5 * 60 + 1);
       return { sessionId };
     },
   };

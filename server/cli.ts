@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `payment-server` (npm start): runs the reference server with the flags of the design
+ * `payment-server` (npm start): runs the reference server with its flags (a fixed interface: server/README.md, "Flags")
  * (each also read from its environment variable), prints where it listens and the demo
  * organisation's test credentials (made on the first start, kept in the database).
  * Stops cleanly on SIGINT/SIGTERM.

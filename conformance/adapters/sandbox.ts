@@ -1,89 +1,82 @@
 /**
  * The built-in adapter for a target with the sandbox API (`--sandbox-token`), the
- * interface the reference server offers to tests: every capability, each one request.
+ * interface the reference server offers to tests: every capability, each one request of
+ * the typed sandbox client.
  */
-import type { Capability, Credentials, CreatedOrganisation, Delivery, TargetAdapter } from '../adapter.ts';
+import type { Capability, TargetAdapter } from '../adapter.ts';
 import { CAPABILITIES } from '../adapter.ts';
-import { at, text } from '../json.ts';
+import { createSandboxClient, sandboxData, type SandboxClientOptions } from '../sandbox-client.ts';
 
-export interface SandboxOptions {
-  baseUrl: string;
-  token: string;
-  /** Give up on a call after this long (default 20 s). */
-  timeoutMs?: number;
-}
+export type SandboxOptions = SandboxClientOptions;
 
 export function sandboxAdapter(options: SandboxOptions): TargetAdapter {
-  const base = options.baseUrl.replace(/\/+$/, '');
-
-  async function call(method: string, path: string, body?: unknown): Promise<unknown> {
-    const response = await fetch(`${base}${path}`, {
-      method,
-      headers: {
-        authorization: `Bearer ${options.token}`,
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      signal: AbortSignal.timeout(options.timeoutMs ?? 20_000),
-    });
-    const raw = await response.text();
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      json = undefined;
-    }
-    if (response.status !== 200) {
-      const code = text(json, 'error', 'code');
-      const why = text(json, 'error', 'message');
-      throw new Error(
-        `${method} ${path} answered ${response.status}${code ? ` ${code}` : ''}${why ? `: ${why}` : ` ${raw.slice(0, 200)}`}`,
-      );
-    }
-    return json;
-  }
-
-  const enc = encodeURIComponent;
+  const sandbox = createSandboxClient(options);
+  const org = (orgId: string) => ({ params: { path: { orgId } } });
   return {
     capabilities: [...CAPABILITIES] satisfies Capability[],
     async createOrganisation(settings) {
-      return (await call('POST', '/sandbox/organisations', {
-        name: 'payment-conformance',
-        ...settings,
-      })) as CreatedOrganisation;
-    },
-    async createApiKey(orgId, mode) {
-      return (await call('POST', `/sandbox/organisations/${enc(orgId)}/api-keys`, { mode })) as Credentials;
-    },
-    async deleteApiKey(clientId) {
-      await call('DELETE', `/sandbox/api-keys/${enc(clientId)}`);
-    },
-    async rotateWebhookSecret(orgId) {
-      return String(
-        at(await call('POST', `/sandbox/organisations/${enc(orgId)}/webhook-secret`), 'webhookSigningSecret'),
+      return sandboxData(
+        'POST /sandbox/organisations',
+        await sandbox.POST('/sandbox/organisations', { body: { name: 'payment-conformance', ...settings } }),
       );
     },
+    async createApiKey(orgId, mode) {
+      return sandboxData(
+        'POST /sandbox/organisations/{orgId}/api-keys',
+        await sandbox.POST('/sandbox/organisations/{orgId}/api-keys', { ...org(orgId), body: { mode } }),
+      );
+    },
+    async deleteApiKey(clientId) {
+      sandboxData(
+        'DELETE /sandbox/api-keys/{clientId}',
+        await sandbox.DELETE('/sandbox/api-keys/{clientId}', { params: { path: { clientId } } }),
+      );
+    },
+    async rotateWebhookSecret(orgId) {
+      return sandboxData(
+        'POST /sandbox/organisations/{orgId}/webhook-secret',
+        await sandbox.POST('/sandbox/organisations/{orgId}/webhook-secret', org(orgId)),
+      ).webhookSigningSecret;
+    },
     async advanceClock(orgId, seconds) {
-      await call('POST', `/sandbox/organisations/${enc(orgId)}/clock`, { advanceSeconds: seconds });
+      sandboxData(
+        'POST /sandbox/organisations/{orgId}/clock',
+        await sandbox.POST('/sandbox/organisations/{orgId}/clock', {
+          ...org(orgId),
+          body: { advanceSeconds: seconds },
+        }),
+      );
     },
     async attempt(target, rail, outcome) {
-      const path =
+      const body = { rail, outcome };
+      const done =
         target.kind === 'checkout-session'
-          ? `/sandbox/checkout-sessions/${enc(target.id)}/attempts`
+          ? await sandbox.POST('/sandbox/checkout-sessions/{id}/attempts', {
+              params: { path: { id: target.id } },
+              body,
+            })
           : target.kind === 'payment-link'
-            ? `/sandbox/payment-links/${enc(target.id)}/attempts`
-            : `/sandbox/transactions/${enc(target.id)}/attempts`;
-      const done = await call('POST', path, { rail, outcome });
-      const redirectTo = at(done, 'redirectTo');
-      return { redirectTo: typeof redirectTo === 'string' ? redirectTo : null };
+            ? await sandbox.POST('/sandbox/payment-links/{id}/attempts', { params: { path: { id: target.id } }, body })
+            : await sandbox.POST('/sandbox/transactions/{transactionId}/attempts', {
+                params: { path: { transactionId: target.id } },
+                body,
+              });
+      // The three answers differ in what they read back; each carries where the payer goes.
+      const answer = done as { data?: { redirectTo: string | null }; error?: unknown; response: Response };
+      return { redirectTo: sandboxData(`attempt on ${target.kind} ${target.id}`, answer).redirectTo ?? null };
     },
     async webhookDeliveries(query) {
-      const [name, value] = Object.entries(query)[0] ?? ['transactionId', ''];
-      const found = at(await call('GET', `/sandbox/webhook-deliveries?${name}=${enc(String(value))}`), 'deliveries');
-      return (Array.isArray(found) ? found : []) as Delivery[];
+      return sandboxData(
+        'GET /sandbox/webhook-deliveries',
+        await sandbox.GET('/sandbox/webhook-deliveries', { params: { query } }),
+      ).deliveries;
     },
     async injectFault(kind, orgId, times) {
-      await call('POST', '/sandbox/faults', { kind, orgId, ...(times !== undefined ? { times } : {}) });
+      sandboxData(
+        'POST /sandbox/faults',
+        // One arming when `times` is left out, as the sandbox API's own default says.
+        await sandbox.POST('/sandbox/faults', { body: { kind, orgId, times: times ?? 1 } }),
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 /**
- * The JSON report (DIR/conformance.json), in the format the design fixes, with the
- * adapter that drove the target and the run's coverage beside it.
+ * The JSON report (DIR/conformance.json), in its fixed format (conformance/README.md,
+ * "Reports"), with the adapter that drove the target and the run's coverage beside it.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -63,7 +63,7 @@ describe('the whole suite against the reference server', () => {
     expect(full.report!.summary.passed).toBe(listed.length);
   });
 
-  it('reports every listed check once, in the JSON format of the design', () => {
+  it('reports every listed check once, in the JSON format the README documents', () => {
     const report = full.report!;
     expect(Object.keys(report).sort()).toEqual(
       ['adapter', 'coverage', 'durationMs', 'results', 'startedAt', 'summary', 'target', 'tool'].sort(),

@@ -1,5 +1,5 @@
 /**
- * The `payment-server` command as a user runs it (design, "Reference server"): spawned as
+ * The `payment-server` command as a user runs it (server/README.md, "Flags"): spawned as
  * `node server/dist/cli.js` with the design's flags and environment variables, read
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
  * organisation's credentials, kept across restarts, clean stops on SIGTERM and SIGINT,

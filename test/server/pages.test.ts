@@ -1,5 +1,5 @@
 /**
- * The pages the server renders beside the API (design, "Reference server"): the landing
+ * The pages the server renders beside the API (server/README.md, "What it serves"): the landing
  * page at / and the error-code page, over HTTP, and how a hosted payment page follows its
  * payment (a pending one reloads itself, a completed one leads back to the merchant).
  * Their look and links in a browser are in test/e2e/docs.browser.test.ts and

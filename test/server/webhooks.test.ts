@@ -1,5 +1,5 @@
 /**
- * Webhook delivery against real local receivers (service document: Events; design:
+ * Webhook delivery against real local receivers (service document: Events; server/README.md:
  * webhook targets): signatures checked with the project's verifier and with Stripe's
  * verifier of the same scheme, the exact payload, attempts per rail for each kind of
  * answer, nothing sent for declines, expiry or without webhookUrl, rotation, unsigned
