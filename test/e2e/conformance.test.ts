@@ -549,7 +549,7 @@ describe('secrets never reach the output', () => {
       expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
     expect(run.result('AUTH-006').status).toBe('error');
     expect(run.result('AUTH-006').reason).toMatch(
-      /^advanceClock\(org_\w+, 310\) failed: POST \/sandbox\/organisations\/org_\w+\/clock answered 500/,
+      /^advanceClock\(org_\w+, 310\) failed: POST \/sandbox\/organisations\/{orgId}\/clock answered 500/,
     );
     expect(secrets.size).toBeGreaterThan(4);
     const outputs = {

@@ -233,11 +233,20 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
         org,
         async () => {
           // Every connection the server holds is ended, and the role's two slots are taken.
-          await admin.query('select pg_terminate_backend(pid) from pg_stat_activity where usename = $1', [role]);
-          for (let i = 0; i < 2; i++) {
+          // The server's pool may connect again in between: its connections are ended again
+          // until both slots are the hogs'.
+          while (hogs.length < 2) {
+            await admin.query(
+              'select pg_terminate_backend(pid) from pg_stat_activity where usename = $1 and pid <> all($2::int[])',
+              [role, hogs.map((hog) => (hog as unknown as { processID: number }).processID)],
+            );
             const hog = new pg.Client({ connectionString: url.toString() });
-            await hog.connect();
-            hogs.push(hog);
+            try {
+              await hog.connect();
+              hogs.push(hog);
+            } catch {
+              await hog.end().catch(() => undefined);
+            }
           }
         },
         async () => {
