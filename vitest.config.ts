@@ -47,6 +47,9 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // Two files at a time: most of a file's time is waiting (webhook answers, the suite's
+    // runs in child processes, the database), so the second core is not idle while one waits.
+    maxWorkers: 2,
     provide: { postgres },
     projects: [
       { extends: true as const, test: { name: 'main', include: ['test/**/*.test.ts'] } },
