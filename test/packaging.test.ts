@@ -18,6 +18,8 @@ import {
 } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from './support/description.ts';
@@ -74,6 +76,7 @@ async function install(
   name: string,
   packages: string[],
   packageJson: Record<string, unknown> = {},
+  env: NodeJS.ProcessEnv = userEnv,
 ): Promise<{ dir: string; footprint: Footprint }> {
   const dir = path.join(scratch, name);
   mkdirSync(dir, { recursive: true });
@@ -84,7 +87,7 @@ async function install(
   writeFileSync(path.join(dir, '.npmrc'), 'engine-strict=true\nfund=false\naudit=false\n');
   const files = packages.map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`));
   const started = Date.now();
-  await ok('npm', ['install', '--prefer-offline', ...files], dir);
+  await ok('npm', ['install', '--prefer-offline', ...files], dir, env);
   const seconds = (Date.now() - started) / 1000;
   const listed = (await ok('npm', ['ls', '--all', '--parseable'], dir))
     .split('\n')
@@ -115,6 +118,29 @@ function report(name: string, f: Footprint): void {
 const SERVER_LIBRARIES = ['koa', '@koa/router', 'openapi-backend', 'better-sqlite3', 'pg', 'kysely', 'pino', 'jose'];
 const LOADERS = ['tsx', 'esbuild', 'ts-node', 'typescript'];
 const nativeFiles = (f: Footprint) => f.files.filter((file) => file.endsWith('.node') || file.endsWith('binding.gyp'));
+
+/**
+ * A user's install of better-sqlite3 downloads its prebuilt binary for their Node and
+ * platform (from GitHub, which this machine cannot reach, so it would compile from source
+ * for a minute). The same download, served from loopback: the binary this repository's
+ * own install built, packed as the release asset is. Gives the host to point npm at.
+ */
+async function prebuiltSqlite(): Promise<string> {
+  const stage = path.join(scratch, 'prebuild');
+  mkdirSync(path.join(stage, 'build/Release'), { recursive: true });
+  cpSync(
+    path.join(repoRoot, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
+    path.join(stage, 'build/Release/better_sqlite3.node'),
+  );
+  const asset = path.join(scratch, 'better-sqlite3-prebuild.tar.gz');
+  await ok('tar', ['-czf', asset, '-C', stage, 'build/Release/better_sqlite3.node'], scratch);
+  const body = readFileSync(asset);
+  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/gzip' }).end(body));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  servers.add(server);
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+const servers = new Set<http.Server>();
 
 let client: { dir: string; footprint: Footprint };
 let suite: { dir: string; footprint: Footprint };
@@ -162,14 +188,20 @@ beforeAll(async () => {
     expect(files, p.name).toContain('README.md');
   }
   // The server's install compiles a native module: it runs while the others are checked.
-  serverInstall = install('sandbox-user', ['contract', 'client', 'server'], {
-    allowScripts: { 'better-sqlite3': true },
-  });
+  serverInstall = prebuiltSqlite().then((host) =>
+    install(
+      'sandbox-user',
+      ['contract', 'client', 'server'],
+      { allowScripts: { 'better-sqlite3': true } },
+      { ...userEnv, npm_config_better_sqlite3_binary_host: host },
+    ),
+  );
   client = await install('merchant', ['contract', 'client']);
   suite = await install('validating-team', ['contract', 'client', 'conformance']);
 }, 300_000);
 
 afterAll(async () => {
+  for (const server of servers) server.close();
   for (const child of children) child.kill('SIGKILL');
   await serverInstall?.catch(() => undefined);
   rmSync(scratch, { recursive: true, force: true });

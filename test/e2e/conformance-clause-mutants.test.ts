@@ -2,9 +2,8 @@
  * One broken variant (at least) per checkable clause of the service document, each
  * designed from the clause's own words rather than from a check: a mutating proxy between
  * the suite and the reference server (or between the server and the suite's receiver)
- * makes the server break that clause. Each run selects the checks of the clause's
- * section of the register, so a mutant is caught only if the suite judges that part of
- * the document, whichever check does it. A mutant is killed when a must check fails
+ * makes the server break that clause. Each run selects the checks that cite the clauses it
+ * breaks, so a mutant is caught only by a check that says it judges those clauses. A mutant is killed when a must check fails
  * (exit 1); a setup error (exit 2) would put the target's defect on the adapter, so it
  * does not count. The kill rate is printed by section.
  */
@@ -1404,19 +1403,31 @@ const mutants: ClauseMutant[] = [
 
 /**
  * One exchange of each kind of answer the document names (a token, each 401 code's cause,
- * not_found, validation_failed, a configuration code, currency_mismatch,
- * idempotency_error), so that the response checks, which judge every answer of the run,
+ * a create and a read, not_found, validation_failed, a configuration code,
+ * currency_mismatch, idempotency_error), so that the response checks, which judge every answer of the run,
  * have each kind to judge whatever section is selected.
  */
-const BASELINE = ['TOKEN-001', 'TOKEN-003', 'AUTH-001', 'READ-002', 'VAL-001', 'CFG-001', 'CFG-006', 'IDEM-002'];
+const BASELINE = [
+  'TOKEN-001',
+  'TOKEN-003',
+  'AUTH-001',
+  'READ-001',
+  'READ-002',
+  'VAL-001',
+  'CFG-001',
+  'CFG-006',
+  'IDEM-002',
+];
 
-/** Every check citing a clause of the same register section, and the baseline: what a run for the mutant selects. */
+/**
+ * What a run for the mutant selects: every check citing a clause the mutant breaks, and the
+ * baseline. A mutant caught only by a check that cites none of its clauses would say the
+ * register misses a citation, so it counts as not caught.
+ */
 function selectionFor(mutant: ClauseMutant): string {
-  const sections = new Set(mutant.clauses.map((id) => clause(id).section));
-  const inSections = new Set(CLAUSES.filter((c) => sections.has(c.section)).map((c) => c.id));
   return createRegistry()
     .all()
-    .filter((c) => BASELINE.includes(c.id) || c.clauses.some((id) => inSections.has(id)))
+    .filter((c) => BASELINE.includes(c.id) || c.clauses.some((id) => mutant.clauses.includes(id)))
     .map((c) => c.id)
     .join(',');
 }
