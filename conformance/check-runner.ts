@@ -10,7 +10,7 @@ import { deliveryPreflight, type Preflight } from './preflight.ts';
 import { CheckContext } from './context/check-context.ts';
 import type { RunContext } from './context/run-context.ts';
 import { evidenceOf } from './http.ts';
-import { CheckFailure, CheckSkipped, type Evidence, type Result } from './outcome.ts';
+import { CheckFailure, CheckSkipped, type Result, resultMaker } from './outcome.ts';
 
 export interface RunnerOptions {
   concurrency: number;
@@ -32,29 +32,9 @@ export function skipReason(missing: Capability[]): string {
 }
 
 async function runOne(run: RunContext, check: Check, options: RunnerOptions): Promise<Result> {
-  const started = Date.now();
-  const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
   const { redactor } = run;
-  const finish = (
-    status: Result['status'],
-    reason: string,
-    extra: { evidence?: Evidence; missing?: Capability[] } = {},
-  ): Result => ({
-    id: check.id,
-    rule: check.rule,
-    clauses: [...check.clauses],
-    level: check.level,
-    title: check.title,
-    section: check.section,
-    status,
-    // Secrets never reach a report. Evidence is redacted as it is made, once: a curl line
-    // redacted a second time would lose its quotes.
-    reason: redactor.text(reason),
-    requires,
-    missing: extra.missing ?? [],
-    ...(extra.evidence ? { evidence: extra.evidence } : {}),
-    durationMs: Date.now() - started,
-  });
+  const finish = resultMaker(check, CAPABILITIES, (text) => redactor.text(text));
+  const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
   const missing = missingFor(check, run);
   if (missing.length > 0) return finish('skipped', skipReason(missing), { missing });
   if (check.webhooks && options.preflight && !options.preflight.ok)

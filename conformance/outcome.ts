@@ -96,3 +96,43 @@ export class SetupError extends Error {}
 export function failsRun(level: Level, strictAssumptions: boolean): boolean {
   return level === 'must' || (level === 'assumption' && strictAssumptions);
 }
+
+/** What a result is made from: the check as registered, when it started, and the run's redactor. */
+export interface ResultSource {
+  id: string;
+  rule: string;
+  clauses: readonly string[];
+  level: Level;
+  title: string;
+  section: string;
+  requires?: readonly Capability[];
+}
+
+/**
+ * Makes a check's results, for the run's checks and the receiver's alike: the check's
+ * identity and clauses, its required capabilities in report order, the time it took, and
+ * the reason redacted (evidence is redacted as it is made, once: a curl line redacted a
+ * second time would lose its quotes).
+ */
+export function resultMaker(
+  check: ResultSource,
+  order: readonly Capability[],
+  redact: (text: string) => string,
+): (status: Status, reason: string, extra?: { evidence?: Evidence; missing?: Capability[] }) => Result {
+  const started = Date.now();
+  const requires = order.filter((c) => check.requires?.includes(c));
+  return (status, reason, extra = {}) => ({
+    id: check.id,
+    rule: check.rule,
+    clauses: [...check.clauses],
+    level: check.level,
+    title: check.title,
+    section: check.section,
+    status,
+    reason: redact(reason),
+    requires,
+    missing: extra.missing ?? [],
+    ...(extra.evidence ? { evidence: extra.evidence } : {}),
+    durationMs: Date.now() - started,
+  });
+}

@@ -30,6 +30,7 @@ import {
   failsRun,
   type Report,
   type Result,
+  resultMaker,
   SetupError,
 } from './outcome.ts';
 import { poll } from './poll.ts';
@@ -613,27 +614,10 @@ export function createReceiverRegistry(legacy: 'accept' | 'reject' | undefined):
 }
 
 async function judge(check: RegisteredCheck<ReceiverContext>, r: ReceiverContext, redactor: Redactor): Promise<Result> {
-  const started = Date.now();
+  const make = resultMaker(check, CAPABILITIES, (text) => redactor.text(text));
   const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
-  const finish = (
-    status: Result['status'],
-    reason: string,
-    evidence?: Evidence,
-    missing: Capability[] = [],
-  ): Result => ({
-    id: check.id,
-    rule: check.rule,
-    clauses: [...check.clauses],
-    level: check.level,
-    title: check.title,
-    section: check.section,
-    status,
-    reason: redactor.text(reason),
-    requires,
-    missing,
-    ...(evidence ? { evidence } : {}),
-    durationMs: Date.now() - started,
-  });
+  const finish = (status: Result['status'], reason: string, evidence?: Evidence, missing: Capability[] = []) =>
+    make(status, reason, { ...(evidence ? { evidence } : {}), missing });
   // Capabilities matter only with a target: made-up events skip for want of one instead.
   const missing = r.real ? requires.filter((c) => !r.has(c)) : [];
   if (missing.length > 0)

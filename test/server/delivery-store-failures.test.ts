@@ -158,35 +158,28 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
     await db?.drop();
   });
 
-  it('connections reset: the process stays up and delivers on the retry', async () => {
+  /** A server reaching its database through a TCP relay that is broken (`down` or `stall`) during the delivery. */
+  async function throughRelay(breakWith: 'down' | 'stall', brokenMs: number) {
     db = await freshDatabase();
     const link = await relay(new URL(db.url));
     const url = new URL(db.url);
     url.host = `127.0.0.1:${link.port}`;
     const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
     try {
-      const org = await t.organisation();
-      await deliveryThroughFailure(t, org, link.down, link.up, 6000);
+      await deliveryThroughFailure(t, await t.organisation(), link[breakWith], link.up, brokenMs);
     } finally {
       await t.close();
       await link.close();
     }
-  }, 120_000);
+  }
 
-  it('the network stalls (no byte either way, connections left open): the process stays up and delivers on the retry', async () => {
-    db = await freshDatabase();
-    const link = await relay(new URL(db.url));
-    const url = new URL(db.url);
-    url.host = `127.0.0.1:${link.port}`;
-    const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
-    try {
-      const org = await t.organisation();
-      await deliveryThroughFailure(t, org, link.stall, link.up, 12_000);
-    } finally {
-      await t.close();
-      await link.close();
-    }
-  }, 120_000);
+  it('connections reset: the process stays up and delivers on the retry', () => throughRelay('down', 6000), 120_000);
+
+  it(
+    'the network stalls (no byte either way, connections left open): the process stays up and delivers on the retry',
+    () => throughRelay('stall', 12_000),
+    120_000,
+  );
 
   it('a table lock outlasts the statement timeout: the process stays up and delivers on the retry', async () => {
     db = await freshDatabase();
