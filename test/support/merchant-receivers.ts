@@ -3,9 +3,8 @@
  * follows the document, and broken ones, each wrong in one way.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { type VerifiedWebhook, verifyWebhook } from '../../client/webhooks.ts';
+import { startReceiver } from './receiver.ts';
 
 export interface MerchantReceiver {
   url: string;
@@ -16,24 +15,11 @@ export interface MerchantReceiver {
 export type Handler = (raw: Buffer, signature: string | undefined) => number | Promise<number>;
 
 export async function startMerchantReceiver(handle: Handler): Promise<MerchantReceiver> {
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', async () => {
-      const header = req.headers['service-signature'];
-      const status = await handle(Buffer.concat(chunks), typeof header === 'string' ? header : undefined);
-      if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-    });
+  const receiver = await startReceiver({
+    handle: (d) =>
+      handle(d.raw, typeof d.headers['service-signature'] === 'string' ? d.headers['service-signature'] : undefined),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`,
-    close: () =>
-      new Promise((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  return { url: `${receiver.url}/webhooks`, close: receiver.close };
 }
 
 /** The correct receiver: verify over the raw bytes, then deduplicate, ignore unknown events. */

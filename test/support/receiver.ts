@@ -1,6 +1,7 @@
 /**
  * A merchant's webhook receiver on loopback for tests: records every delivery (headers
- * and exact raw bytes) and answers as told: a status, or no answer at all (hang).
+ * and exact raw bytes) and answers as told: a status, no answer at all (hang), or what a
+ * handler decides (a merchant's own logic, an answer held until a test lets it go).
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -13,7 +14,11 @@ export interface Delivery {
   receivedAt: number;
 }
 
-export type Behaviour = { status: number } | { hang: true };
+/** How a path answers: a status, no answer at all, or the status a function gives for the delivery. */
+export type Behaviour =
+  | { status: number }
+  | { hang: true }
+  | { handle: (delivery: Delivery) => number | Promise<number> };
 
 export interface Receiver {
   url: string;
@@ -25,7 +30,8 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-export async function startReceiver(): Promise<Receiver> {
+/** `fallback`: how every path not told otherwise answers (default 200). */
+export async function startReceiver(fallback?: Behaviour): Promise<Receiver> {
   const deliveries: Delivery[] = [];
   const behaviours = new Map<string, Behaviour>();
   const hung = new Set<http.ServerResponse>();
@@ -42,12 +48,19 @@ export async function startReceiver(): Promise<Receiver> {
       }
       const path = req.url ?? '/';
       deliveries.push({ path, headers: req.headers, raw, body, receivedAt: Date.now() });
-      const behaviour = behaviours.get(path) ?? { status: 200 };
+      const behaviour = behaviours.get(path) ?? fallback ?? { status: 200 };
       if ('hang' in behaviour) {
         hung.add(res);
         return;
       }
-      res.writeHead(behaviour.status, { 'content-type': 'application/json' }).end('{}');
+      const answer = (status: number) => {
+        if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      };
+      if ('handle' in behaviour) {
+        void Promise.resolve(behaviour.handle(deliveries.at(-1)!)).then(answer, () => answer(500));
+        return;
+      }
+      answer(behaviour.status);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
