@@ -2,11 +2,11 @@
  * Identifiers and secrets, from the platform's CSPRNG.
  *
  * Transaction ids are UUIDv7 (RFC 9562) and session ids begin with their creation time:
- * both are still unguessable (74 and 95 random bits), and new rows land at the end of
+ * both stay unguessable (random bits after the time), and new rows land at the end of
  * their indexes instead of on a random page each, so a create rewrites the same few index
  * pages rather than a new one per index (figures in bench/README.md).
  */
-import { randomBytes, randomFillSync } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { customAlphabet } from 'nanoid';
 import { v7 as uuidv7 } from 'uuid';
 
@@ -24,28 +24,10 @@ function timePrefix(ms = Date.now()): string {
   return out;
 }
 
-/**
- * The ids of payments, made many times a second. uuid draws 16 bytes from the CSPRNG per
- * id, a call that costs more than the rest of the id; these come from a pool refilled
- * 4 KiB at a time (what crypto.randomUUID does). Given its random bytes, uuid fills all 74
- * bits after the timestamp with them. One pool per server: nothing is shared at module level.
- */
+/** The ids of payments: one per server, nothing shared at module level. */
 export class Ids {
-  private readonly pool = Buffer.allocUnsafe(4096);
-  private offset = this.pool.length;
-
-  private random16(): Uint8Array {
-    if (this.offset === this.pool.length) {
-      randomFillSync(this.pool);
-      this.offset = 0;
-    }
-    const start = this.offset;
-    this.offset += 16;
-    return this.pool.subarray(start, this.offset);
-  }
-
   transactionId(): string {
-    return uuidv7({ random: this.random16() });
+    return uuidv7();
   }
 
   sessionId(): string {
