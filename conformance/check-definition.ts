@@ -36,6 +36,10 @@ export interface Check<Ctx = CheckContext> {
   slow?: boolean;
   /** Judges what reaches the suite's receiver: it runs only after the delivery preflight saw one arrive. */
   webhooks?: boolean;
+  /** Gives payments the suite's receiver as webhookUrl when the delivery preflight saw one arrive, and does without otherwise. */
+  usesWebhooks?: boolean;
+  /** Searches for as long as --explore says (skipped with --explore 0), with time to shrink what it finds. */
+  explores?: boolean;
   run(ctx: Ctx): Promise<void>;
 }
 

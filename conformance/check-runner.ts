@@ -9,6 +9,7 @@ import type { RegisteredCheck as Check } from './check-definition.ts';
 import { deliveryPreflight, type Preflight } from './preflight.ts';
 import { CheckContext } from './context/check-context.ts';
 import type { RunContext } from './context/run-context.ts';
+import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
 import { evidenceOf } from './http.ts';
 import { CheckFailure, CheckSkipped, type Result, resultMaker } from './outcome.ts';
 
@@ -42,7 +43,8 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   const abort = new AbortController();
   const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal, check.clauses);
   const timeoutMs =
-    options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs);
+    (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs)) +
+    (check.explores ? run.settings.explore.budgetMs + SHRINK_LIMIT_MS : 0);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
@@ -56,7 +58,7 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
         }, timeoutMs);
       }),
     ]);
-    return finish('passed', '');
+    return finish('passed', ctx.note);
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
     if (error instanceof AdapterError) return finish('error', error.message);
@@ -74,7 +76,10 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
                 response: redactor.text(subject.evidence.response),
                 curl: subject.evidence.curl,
               };
-      return finish('failed', error.message, evidence ? { evidence } : {});
+      return finish('failed', error.message, {
+        ...(evidence ? { evidence } : {}),
+        ...(error.clauses && error.clauses.length > 0 ? { clauses: error.clauses } : {}),
+      });
     }
     const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
     return finish('failed', `The check could not complete: ${message}`, fallback ? { evidence: fallback } : {});
@@ -116,8 +121,12 @@ export async function runChecks(run: RunContext, checks: Check[], options: Runne
   // Slow checks (those that wait for a webhook answer limit) start first so they overlap the rest.
   const main = checks.filter((c) => (c.phase ?? 'main') === 'main');
   // Only when a webhook check will run: a manual adapter's person makes each payment.
-  if (options.preflight === undefined && checks.some((c) => c.webhooks && missingFor(c, run).length === 0))
+  const wantsDeliveries = (c: Check) =>
+    (c.webhooks || (c.usesWebhooks && run.has('attempt') && run.settings.explore.budgetMs > 0)) &&
+    missingFor(c, run).length === 0;
+  if (options.preflight === undefined && checks.some(wantsDeliveries))
     options = { ...options, preflight: await deliveryPreflight(run) };
+  run.preflight = options.preflight;
   const ordered = [...main].sort((a, b) => Number(b.slow ?? false) - Number(a.slow ?? false));
   const mainResults = await pool(ordered, options.concurrency, worker);
   const afterResults = await pool(

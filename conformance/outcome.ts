@@ -4,6 +4,7 @@
  * ends with.
  */
 import type { Capability } from './adapter.ts';
+import { renderRule } from './clauses.ts';
 import type { Exchange } from './exchange.ts';
 
 /**
@@ -74,6 +75,8 @@ export class CheckFailure extends Error {
   constructor(
     message: string,
     readonly subject?: { exchange: Exchange } | { evidence: Evidence },
+    /** The clauses broken, when fewer than the check cites (an exploration finds one rule broken). */
+    readonly clauses?: readonly string[],
   ) {
     super(message);
   }
@@ -118,13 +121,17 @@ export function resultMaker(
   check: ResultSource,
   order: readonly Capability[],
   redact: (text: string) => string,
-): (status: Status, reason: string, extra?: { evidence?: Evidence; missing?: Capability[] }) => Result {
+): (
+  status: Status,
+  reason: string,
+  extra?: { evidence?: Evidence; missing?: Capability[]; clauses?: readonly string[] },
+) => Result {
   const started = Date.now();
   const requires = order.filter((c) => check.requires?.includes(c));
   return (status, reason, extra = {}) => ({
     id: check.id,
-    rule: check.rule,
-    clauses: [...check.clauses],
+    rule: extra.clauses ? renderRule(extra.clauses) : check.rule,
+    clauses: [...(extra.clauses ?? check.clauses)],
     level: check.level,
     title: check.title,
     section: check.section,

@@ -12,7 +12,7 @@ import { createRegistry } from './checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
 import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
-import { DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
+import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
 import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
@@ -76,6 +76,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
       integer,
       DEFAULT_SETTLE_TIMEOUT_S,
     )
+    .option(
+      '--explore <seconds>',
+      'how long the exploration checks (EXPL-*) search: random operation sequences against a model of the document, and boundary inputs from the description (0 turns them off)',
+      integer,
+      DEFAULT_EXPLORE_S,
+    )
+    .option(
+      '--seed <n>',
+      'the exploration’s seed (printed by every run): the same seed replays the same sequences',
+      integer,
+    )
     .option('--concurrency <n>', 'checks run at once', integer, 8)
     .action(async (o) => {
       setExit(
@@ -96,6 +107,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
             receiverPublicUrl: o.receiverPublicUrl,
             receiverTls: Boolean(o.receiverTls),
             settleTimeoutS: o.settleTimeout,
+            exploreS: o.explore,
+            seed: o.seed,
             concurrency: o.concurrency,
           },
           out,

@@ -5,6 +5,7 @@
  * check passed (skips allowed), 1 when any failed, 2 for a usage or setup problem,
  * including a check that ended in error because an adapter call failed.
  */
+import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CAPABILITIES, type Capability, type TargetAdapter } from './adapter.ts';
@@ -51,12 +52,18 @@ export interface RunOptions {
   concurrency: number;
   /** Seconds a payment is awaited to settle, and a delivery to arrive, after an attempt. */
   settleTimeoutS?: number;
+  /** Seconds the exploration checks search (0 turns them off). */
+  exploreS?: number;
+  /** The exploration's seed: the same seed replays the same sequences. */
+  seed?: number;
 }
 
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
 export const DEFAULT_DELIVERY_WAIT_MS = 3000;
 export const DEFAULT_MANUAL_TIMEOUT_MS = 300_000;
 export const DEFAULT_SETTLE_TIMEOUT_S = 30;
+/** Long enough to explore a few hundred steps, short enough that a full run stays brisk. */
+export const DEFAULT_EXPLORE_S = 10;
 
 interface Config {
   profiles: Profile[];
@@ -252,10 +259,23 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     throw new SetupError('--receiver-port must be a port number.');
   if (options.settleTimeoutS !== undefined && !(options.settleTimeoutS >= 1 && options.settleTimeoutS <= 600))
     throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
+  if (
+    options.exploreS !== undefined &&
+    !(Number.isInteger(options.exploreS) && options.exploreS >= 0 && options.exploreS <= 3600)
+  )
+    throw new SetupError('--explore must be a whole number of seconds from 0 to 3600.');
+  if (
+    options.seed !== undefined &&
+    !(Number.isSafeInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)
+  )
+    throw new SetupError('--seed must be a whole number from 0 to 4294967295.');
   const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
-  const checks = createRegistry().select(options.only);
-  if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  const selected = createRegistry().select(options.only);
+  if (selected.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  // --explore 0 turns the exploration off: its checks are not run, nor reported.
+  const checks = options.exploreS === 0 ? selected.filter((c) => !c.explores) : selected;
+  if (checks.length === 0) throw new SetupError(`--explore 0 turns off every check --only ${options.only} selects.`);
   await preflight(baseUrl, options.sandboxToken);
 
   const chosen = await chooseAdapter(options, baseUrl, out);
@@ -308,6 +328,12 @@ async function runWith(
     receiver,
     settleMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
     settleTimeoutMs: (options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S) * 1000,
+    explore: {
+      budgetMs: (options.exploreS ?? DEFAULT_EXPLORE_S) * 1000,
+      seed: options.seed ?? randomInt(2 ** 32),
+    },
+    strictAssumptions: options.strictAssumptions,
+    concurrency: options.concurrency,
     ...(options.sandboxToken !== undefined ? { sandboxToken: options.sandboxToken } : {}),
   });
   chosen.attach?.(run);

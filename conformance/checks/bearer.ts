@@ -33,7 +33,7 @@ async function expectBearerCode(ctx: CheckContext, authorization: string | undef
 }
 
 /** Changes one character in the middle of the token, keeping its length and alphabet. */
-function mangle(token: string): string {
+export function mangle(token: string): string {
   const i = Math.floor(token.length / 2);
   const c = token[i]!;
   const replacement = c === 'A' ? 'B' : c === 'a' ? 'b' : /[0-9]/.test(c) ? String((Number(c) + 1) % 10) : 'A';

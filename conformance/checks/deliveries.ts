@@ -192,7 +192,8 @@ export async function legacyDelivery(
   return { d, transactionId };
 }
 
-function describeDelivery(d: Received): string {
+/** A delivery as the receiver got it, for a report. */
+export function describeDelivery(d: Received): string {
   const headers = Object.entries(d.headers)
     .map(([k, v]) => `${k}: ${String(v)}`)
     .join('\n');

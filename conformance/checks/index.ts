@@ -2,6 +2,7 @@
 import { Registry } from '../registry.ts';
 import { bearerChecks } from './bearer.ts';
 import { configurationChecks } from './configuration.ts';
+import { explorationChecks } from './exploration.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { lifecycleChecks } from './lifecycle.ts';
 import { readChecks } from './reads.ts';
@@ -21,6 +22,7 @@ export const groups = {
   lifecycle: lifecycleChecks,
   webhooks: webhookChecks,
   retries: retryChecks,
+  exploration: explorationChecks,
   responses: responseChecks,
 };
 

@@ -17,6 +17,8 @@ export class CheckContext {
   readonly api: Api;
   readonly target: Target;
   readonly hooks: Hooks;
+  /** What a passed check says of its run (how much it explored, from which seed). */
+  note = '';
 
   constructor(
     readonly run: RunContext,

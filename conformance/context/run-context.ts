@@ -6,6 +6,7 @@
  */
 import type { Capability, TargetAdapter } from '../adapter.ts';
 import type { Exchange } from '../exchange.ts';
+import type { Preflight } from '../preflight.ts';
 import type { CaptureReceiver } from '../receiver.ts';
 import { Redactor } from '../redact.ts';
 import { type Org, type Profile, profileOrg } from './organisations.ts';
@@ -31,6 +32,12 @@ export interface RunSettings {
   settleTimeoutMs: number;
   /** The sandbox API's bearer token, when the sandbox adapter is used (shown as $SANDBOX_TOKEN). */
   sandboxToken?: string;
+  /** --explore and --seed: how long the exploration checks search (0: they are off), and from which seed. */
+  explore: { budgetMs: number; seed: number };
+  /** --strict-assumptions: the exploration holds the target to our rules where the document is silent. */
+  strictAssumptions: boolean;
+  /** --concurrency: checks at once, and the exploration's lanes. */
+  concurrency: number;
 }
 
 /** A payment the run created: whose it is and where its hosted page is (for read-backs and manual attempts). */
@@ -44,6 +51,8 @@ export class RunContext {
   readonly redactor: Redactor;
   readonly capabilities: ReadonlySet<Capability>;
   readonly payments = new Map<string, KnownPayment>();
+  /** Whether deliveries reach the suite's receiver, once the delivery preflight ran. */
+  preflight: Preflight | undefined;
   /** The organisation of checks that change nothing about theirs; made once. */
   shared: Promise<Org> | undefined;
   private readonly profileOrgs = new Map<Profile, Org>();

@@ -53,7 +53,7 @@ export class ConsoleReporter {
           ? ` ${pc.red(firstLine(r.reason))}`
           : r.status === 'error'
             ? ` ${pc.magenta(`error: ${firstLine(r.reason)}`)}`
-            : pc.dim(` ${r.durationMs} ms`);
+            : pc.dim(` ${r.durationMs} ms${r.reason ? `: ${firstLine(r.reason)}` : ''}`);
     this.out.write(`${counter} ${mark(r, this.strict)} ${pc.bold(r.id)} ${r.title}${level}${tail}\n`);
   }
 
@@ -78,7 +78,10 @@ export class ConsoleReporter {
           : pc.yellow(` [${r.level}: does not fail the run]`);
         const clauses = explainClauses(r.clauses).map((line) => `\n  ${pc.dim(line)}`);
         this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}${clauses.join('')}\n  ${r.reason}\n`);
-        if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl)}\n`);
+        const curl = r.evidence?.curl;
+        // A sequence of steps (an exploration's finding) comes as numbered lines, one per line.
+        if (curl?.includes('\n')) this.out.write(`  reproduce:\n${pc.dim(curl.replace(/^/gm, '    '))}\n`);
+        else if (curl) this.out.write(`  reproduce: ${pc.dim(curl)}\n`);
       }
     }
     const errors = report.results.filter((r) => r.status === 'error');

@@ -49,6 +49,9 @@ beforeAll(async () => {
     SANDBOX_TOKEN,
     '--reporter',
     'console,json,junit,html',
+    // The whole suite: exploration too, for a few seconds (its own tests give it longer).
+    '--explore',
+    '5',
   ]);
 }, 120_000);
 afterAll(async () => {
@@ -100,9 +103,20 @@ describe('the whole suite against the reference server', () => {
     }
   });
 
-  it('covers every group: token, bearer, validation, configuration, idempotency, reads, webhooks, responses', () => {
+  it('covers every group: token, bearer, validation, configuration, idempotency, reads, webhooks, responses, exploration', () => {
     const prefixes = new Set(listed.map((c) => c.id.split('-')[0]));
-    expect([...prefixes].sort()).toEqual(['AUTH', 'CFG', 'HOOK', 'IDEM', 'LIFE', 'READ', 'RESP', 'TOKEN', 'VAL']);
+    expect([...prefixes].sort()).toEqual([
+      'AUTH',
+      'CFG',
+      'EXPL',
+      'HOOK',
+      'IDEM',
+      'LIFE',
+      'READ',
+      'RESP',
+      'TOKEN',
+      'VAL',
+    ]);
   });
 
   it('prints live progress and a summary grouped by document section', () => {
@@ -672,6 +686,9 @@ describe('a check that runs out of time', () => {
         receiver: new CaptureReceiver(),
         settleMs: 100,
         settleTimeoutMs: 1000,
+        explore: { budgetMs: 0, seed: 1 },
+        strictAssumptions: false,
+        concurrency: 2,
       });
       const check = (id: string, body: (ctx: CheckContext) => Promise<void>): RegisteredCheck => ({
         id,
