@@ -7,10 +7,11 @@
  */
 import fc from 'fast-check';
 import { AdapterError, type Capability } from '../adapter.ts';
+import type { Org } from '../context/organisations.ts';
 import type { RunContext } from '../context/run-context.ts';
 import { CheckFailure, CheckSkipped } from '../outcome.ts';
 import { commandArbitraries } from './commands.ts';
-import { Divergence } from './judge.ts';
+import { Divergence, Throttled } from './judge.ts';
 import { initialModel, SETTINGS_POOL } from './model.ts';
 import { World } from './world.ts';
 
@@ -42,6 +43,8 @@ export interface Found {
 
 export interface Explored {
   sequences: number;
+  /** Sequences cut short because the target throttled the suite: not judged. */
+  throttled: number;
   commands: number;
   durationMs: number;
   found?: Found;
@@ -98,10 +101,13 @@ export const caseParameters = (seed: number) => ({
 export async function explore(run: RunContext, options: ExploreOptions): Promise<Explored> {
   const started = Date.now();
   const arbitraries = commandArbitraries(run.capabilities);
-  const state: Explored = { sequences: 0, commands: 0, durationMs: 0 };
+  const state: Explored = { sequences: 0, throttled: 0, commands: 0, durationMs: 0 };
   const hooksUsable = run.preflight?.ok === true;
 
+  const pools = new Map<number, Map<string, Org>>();
   state.sequences = await search(options, async (seed, laneIndex, index) => {
+    const pool = pools.get(laneIndex) ?? new Map<string, Org>();
+    pools.set(laneIndex, pool);
     let lastFailure: { error: unknown; world: World } | undefined;
     let made = 0;
     let noVerdict = false;
@@ -118,11 +124,15 @@ export async function explore(run: RunContext, options: ExploreOptions): Promise
           options.clauses,
         );
         try {
-          const live = await world.setup(settingsB);
+          const live = await world.setup(settingsB, pool);
           const model = initialModel(settingsB, live, options.strict);
           model.hooksRefused = !hooksUsable;
           await fc.asyncModelRun(() => ({ model, real: world }), commands);
         } catch (error) {
+          if (error instanceof Throttled) {
+            if (made === 1) state.throttled += 1;
+            return;
+          }
           if (error instanceof AdapterError || error instanceof CheckSkipped) {
             // Not the target's doing: no verdict, and nothing to shrink.
             state.setupProblem ??= error;

@@ -20,6 +20,14 @@ export class Divergence extends Error {
   }
 }
 
+/**
+ * The target throttled the suite (429 after the waits Api.send allows): the document shows
+ * no rate limits, so the case is left unjudged, never failed.
+ */
+export class Throttled extends Error {
+  override name = 'Throttled';
+}
+
 /** ISO 8601 with a UTC designator (Z or +00:00): what the document's timestamps are. */
 const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]00:?00)$/;
 
@@ -31,6 +39,7 @@ const isTokenEndpoint = (e: Exchange) => new URL(e.request.url).pathname.endsWit
 
 /** What every answer of the public API keeps, whatever was asked. */
 export function invariants(e: Exchange): void {
+  if (e.status === 429) throw new Throttled(`${e.request.method} ${new URL(e.request.url).pathname} answered 429`);
   const where = `${e.request.method} ${new URL(e.request.url).pathname}`;
   if (e.status >= 500) return; // judged by the command: the model says whether a 500 could be right
   if (!/^application\/json\b/i.test(e.headers['content-type'] ?? '') || e.json === undefined) {
