@@ -6,9 +6,9 @@
  */
 import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
-import { deliveryPreflight, type Preflight } from './preflight.ts';
+import { deliveryPreflight } from './preflight.ts';
 import { CheckContext } from './context/check-context.ts';
-import type { RunContext } from './context/run-context.ts';
+import type { Preflight, RunContext } from './context/run-context.ts';
 import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
 import { evidenceOf } from './http.ts';
 import { CheckFailure, CheckSkipped, type Result, resultMaker } from './outcome.ts';

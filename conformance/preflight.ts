@@ -10,11 +10,9 @@
 import { AdapterError } from './adapter.ts';
 import { sessionBody } from './context/api.ts';
 import { CheckContext } from './context/check-context.ts';
-import type { RunContext } from './context/run-context.ts';
+import type { Preflight, RunContext } from './context/run-context.ts';
 import { text } from './json.ts';
 import { CheckFailure, CheckSkipped } from './outcome.ts';
-
-export type Preflight = { ok: true } | { ok: false; status: 'skipped' | 'error'; reason: string };
 
 export async function deliveryPreflight(run: RunContext): Promise<Preflight> {
   const records = run.has('webhookDeliveries');

@@ -6,10 +6,12 @@
  */
 import type { Capability, TargetAdapter } from '../adapter.ts';
 import type { Exchange } from '../exchange.ts';
-import type { Preflight } from '../preflight.ts';
 import type { CaptureReceiver } from '../receiver.ts';
 import { Redactor } from '../redact.ts';
 import { type Org, type Profile, profileOrg } from './organisations.ts';
+
+/** What the delivery preflight found: whether webhook checks can run at all, judged once a run. */
+export type Preflight = { ok: true } | { ok: false; status: 'skipped' | 'error'; reason: string };
 
 export interface RunSettings {
   baseUrl: string;
