@@ -12,7 +12,7 @@ import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Exchange } from '../exchange.ts';
 import { bodyWith, liveVariants, deriveVariants, expectedOf, type Variant } from '../explore/boundary.ts';
-import { caseParameters, describeFound, explore, search } from '../explore/explorer.ts';
+import { describeFound, explore, findParameters, search, shrinkParameters } from '../explore/explorer.ts';
 import { Divergence, detailsProblem, invariants, namedFields } from '../explore/judge.ts';
 import { evidenceOf } from '../http.ts';
 import { at, show } from '../json.ts';
@@ -30,8 +30,14 @@ export const MODEL_CLAUSES = [
   'auth.removed',
   'auth.mode',
   'auth.isolation',
+  'auth.pair',
   'token.ok',
+  'token.400',
   'token.401',
+  'token.form',
+  'token.client-secret',
+  'token.identical',
+  'conv.request-body',
   'token.plain-error',
   'err.token',
   'res.token.access',
@@ -272,32 +278,42 @@ async function exploreBoundaries(ctx: CheckContext): Promise<void> {
     // A field and one inside it would decide the same value twice: one or the other.
     .filter((fields) => !fields.some((f) => fields.some((o) => f.startsWith(`${o}.`))))
     .chain((fields) => fc.tuple(...fields.map((f) => fc.constantFrom(...byField.get(f)!))));
-  let found: { error: Divergence; seed: number } | undefined;
-  const combos = await search(
+  const combinationOf = () => {
+    const outcome: { last?: Divergence } = {};
+    const property = fc.asyncProperty(combination, async (set) => {
+      try {
+        await send(set);
+      } catch (error) {
+        if (error instanceof Divergence) outcome.last = error;
+        throw error;
+      }
+    });
+    return { property, outcome };
+  };
+  const unshrunk = new Map<number, Divergence>();
+  const searched = await search(
     { budgetMs, seed, lanes: Math.min(2, ctx.run.settings.concurrency), signal: ctx.signal },
     async (caseSeed) => {
-      let last: Divergence | undefined;
-      const details = await fc.check(
-        fc.asyncProperty(combination, async (set) => {
-          try {
-            await send(set);
-          } catch (error) {
-            if (error instanceof Divergence) last = error;
-            throw error;
-          }
-        }),
-        caseParameters(caseSeed),
-      );
-      if (details.failed && last && !found) found = { error: last, seed: caseSeed };
-      return found !== undefined;
+      const { property, outcome } = combinationOf();
+      const details = await fc.check(property, findParameters(caseSeed));
+      if (!details.failed || !outcome.last) return 'passed';
+      unshrunk.set(caseSeed, outcome.last);
+      return 'failed';
     },
   );
+  const combos = searched.cases;
+  let found: Divergence | undefined;
+  if (searched.first) {
+    const { property, outcome } = combinationOf();
+    const details = await fc.check(property, shrinkParameters(searched.first.seed));
+    found = (details.failed && outcome.last) || unshrunk.get(searched.first.seed);
+  }
   const summary = `${variants.length} values alone and ${combos} combinations in ${((Date.now() - started) / 1000).toFixed(1)} s, seed ${seed}`;
   if (found) {
     throw new CheckFailure(
-      `${found.error.message}\n(shrunk to the fewest values; replay: ${replayFlags(ctx)}). ${summary}.`,
-      found.error.exchange ? { exchange: found.error.exchange } : undefined,
-      found.error.clauses,
+      `${found.message}\n(shrunk to the fewest values; replay: ${replayFlags(ctx)}). ${summary}.`,
+      found.exchange ? { exchange: found.exchange } : undefined,
+      found.clauses,
     );
   }
   ctx.note = `${summary}: every answer as the document says`;

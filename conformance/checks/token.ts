@@ -48,7 +48,7 @@ function varyingPieces(once: unknown, again: unknown): boolean[] | undefined {
  * differ, less what varied between two answers to one request (compared piece by piece
  * inside a text, so a request id in a message does not hide a different message).
  */
-function telling(one: [unknown, unknown], other: [unknown, unknown]): string[] {
+export function telling(one: [unknown, unknown], other: [unknown, unknown]): string[] {
   const [a, aAgain, b, bAgain] = [leaves(one[0]), leaves(one[1]), leaves(other[0]), leaves(other[1])];
   return [...new Set([...a.keys(), ...b.keys()])].filter((path) => {
     // A field one answer has and the other lacks, each time, tells them apart whatever its value.

@@ -75,6 +75,8 @@ export class Api {
     private readonly signal: AbortSignal,
     /** The check's own exchanges, newest last. */
     readonly exchanges: Exchange[],
+    /** How often a request answered 429 is sent in all (1: the 429 is answered at once). */
+    private readonly tries = RATE_LIMIT_TRIES,
   ) {}
 
   /**
@@ -93,7 +95,7 @@ export class Api {
         this.checkId,
         this.run.redactor,
       );
-      if (exchange.status !== 429 || tries >= RATE_LIMIT_TRIES) break;
+      if (exchange.status !== 429 || tries >= this.tries) break;
       const after = Number(exchange.headers['retry-after']);
       const waitMs = Math.min(Number.isFinite(after) && after > 0 ? after * 1000 : 500, MAX_RATE_LIMIT_WAIT_MS);
       await new Promise((resolve) => setTimeout(resolve, waitMs * (0.5 + Math.random())));

@@ -27,11 +27,11 @@ export interface Variant {
 
 const SCHEMA = 'CheckoutSessionCreateRequest';
 
-function resolve(node: unknown): JsonObject {
+function resolve(doc: JsonObject, node: unknown): JsonObject {
   let current = node;
   for (let depth = 0; isObject(current) && depth < 20; depth++) {
     if (typeof current.$ref === 'string' && current.$ref.startsWith('#/')) {
-      current = at(description, ...current.$ref.slice(2).split('/'));
+      current = at(doc, ...current.$ref.slice(2).split('/'));
       continue;
     }
     // `allOf: [ { $ref } ]`: the description's way of adding words to a reference.
@@ -48,11 +48,11 @@ function resolve(node: unknown): JsonObject {
 }
 
 /** Is the field's own schema (or the reference it is) our modelling? */
-function assumed(node: unknown): boolean {
+function assumed(doc: JsonObject, node: unknown): boolean {
   let current = node;
   for (let depth = 0; isObject(current) && depth < 20; depth++) {
     if (current['x-assumption'] === true) return true;
-    if (typeof current.$ref === 'string') current = at(description, ...current.$ref.slice(2).split('/'));
+    if (typeof current.$ref === 'string') current = at(doc, ...current.$ref.slice(2).split('/'));
     else if (Array.isArray(current.allOf) && current.allOf.length === 1) current = current.allOf[0];
     else return false;
   }
@@ -242,14 +242,14 @@ function wrongTypes(field: string, type: unknown): Variant[] {
     }));
 }
 
-/** Every variant of every field of the create body, in a stable order. */
-export function deriveVariants(): Variant[] {
-  const root = resolve(at(description, 'components', 'schemas', SCHEMA));
+/** Every variant of every field of the create body, in a stable order, from the description given (the bundled one by default). */
+export function deriveVariants(doc: JsonObject = description): Variant[] {
+  const root = resolve(doc, at(doc, 'components', 'schemas', SCHEMA));
   const out: Variant[] = [];
   const walk = (node: unknown, prefix: string, required: boolean, parentOurs: boolean) => {
-    const schema = resolve(node);
+    const schema = resolve(doc, node);
     const field = prefix;
-    const ours = parentOurs || assumed(node);
+    const ours = parentOurs || assumed(doc, node);
     const type = schema.type;
     // Absent, null and other types: the document's tables give every field's type and whether it is required.
     out.push({

@@ -8,6 +8,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { Capability, Outcome, Rail } from '../adapter.ts';
 import { mangle } from '../checks/bearer.ts';
+import { telling } from '../checks/token.ts';
 import { UUID, verifies } from '../checks/deliveries.ts';
 import { paymentLinkBody } from '../context/api.ts';
 import type { Exchange } from '../exchange.ts';
@@ -32,6 +33,7 @@ import {
   expectToken,
   type Mode,
   type Model,
+  type Spoilt,
   payable,
   railsOf,
   removableKeys,
@@ -51,14 +53,24 @@ function useLabel(use: TokenUse): string {
   if (use.kind === 'missing') return 'no Authorization header';
   if (use.kind === 'scheme') return 'Authorization: Token <a token>';
   const which = use.kind === 'oldest' ? 'first' : 'latest';
-  return `${name(use.org)}'s ${which} ${use.mode} token${use.kind === 'mangled' ? ', mangled' : ''}`;
+  const spoilt =
+    use.kind === 'latest' || use.kind === 'oldest' ? '' : `, ${use.kind === 'double' ? 'double-prefixed' : use.kind}`;
+  return `${name(use.org)}'s ${which} ${use.mode} token${spoilt}`;
 }
 
 function authorization(m: Model, w: World, use: TokenUse): Record<string, string> {
   if (use.kind === 'missing') return {};
   if (use.kind === 'scheme') return { authorization: `Token ${w.tokens[0]}` };
   const token = w.tokens[tokenOf(m, use)!]!;
-  return { authorization: `Bearer ${use.kind === 'mangled' ? mangle(token) : token}` };
+  const sent =
+    use.kind === 'mangled'
+      ? mangle(token)
+      : use.kind === 'truncated'
+        ? token.slice(0, Math.max(1, token.length - 6))
+        : use.kind === 'double'
+          ? `Bearer ${token}`
+          : token;
+  return { authorization: `Bearer ${sent}` };
 }
 
 /** A step of a sequence: written down for the report, then judged. */
@@ -118,6 +130,73 @@ class GetToken extends Step {
       );
     m.tokens.push({ org: this.org, key, issuedS: m.orgs[this.org]!.clockS });
     w.tokens.push(token);
+  }
+}
+
+type BadRequest = 'json' | 'missing-secret' | 'unknown-and-wrong';
+
+/** POST /api/token asked wrongly: a JSON body, a field missing, or a pair that matches no key (two ways, answered alike). */
+class BadTokenRequest extends Step {
+  constructor(
+    readonly org: number,
+    readonly kind: BadRequest,
+    readonly refusals: { left: number },
+  ) {
+    super();
+  }
+  check(m: Readonly<Model>) {
+    if (this.kind === 'unknown-and-wrong' && this.refusals.left < 4) return false;
+    return currentKey(m as Model, this.org, 'test') !== undefined;
+  }
+  toString() {
+    const what = {
+      json: 'as JSON',
+      'missing-secret': 'without clientSecret',
+      'unknown-and-wrong': 'with an unknown client id, then with a wrong secret',
+    }[this.kind];
+    return `a token asked for ${what} (${name(this.org)}'s test key)`;
+  }
+  protected async act(m: Model, w: World) {
+    const pair = w.keys[this.org]![currentKey(m, this.org, 'test')!]!;
+    if (this.kind !== 'unknown-and-wrong') {
+      const e =
+        this.kind === 'json'
+          ? await w.api.send('POST', '/api/token', { json: pair })
+          : await w.api.send('POST', '/api/token', { form: { clientId: pair.clientId } });
+      matchAnswer(e, {
+        answers: [{ kind: 'error', status: 400, code: '' }],
+        clauses:
+          this.kind === 'json'
+            ? ['token.400', 'token.form', 'conv.request-body']
+            : ['token.400', 'token.client-secret'],
+        why: this.kind === 'json' ? 'the body must be form-encoded' : 'clientSecret is required',
+      });
+      return;
+    }
+    this.refusals.left -= 4;
+    const refused = {
+      answers: [{ kind: 'error' as const, status: 401, code: '' }],
+      clauses: ['token.401', 'auth.pair'],
+      why: 'the pair matches no key',
+    };
+    const unknownPair = { clientId: `unknown-${w.name}`, clientSecret: pair.clientSecret };
+    const wrongPair = { clientId: pair.clientId, clientSecret: `${pair.clientSecret}x` };
+    // Each asked twice, interleaved: what varies between two answers to one request (a
+    // request id, a time) cannot tell the two apart (TOKEN-005 judges alike).
+    const answers: Exchange[] = [];
+    for (const form of [unknownPair, wrongPair, unknownPair, wrongPair]) {
+      const e = await w.api.tokenRequest(form);
+      matchAnswer(e, refused);
+      answers.push(e);
+    }
+    const [unknown, wrong, unknownAgain, wrongAgain] = answers as [Exchange, Exchange, Exchange, Exchange];
+    const differ = telling([unknown.json, unknownAgain.json], [wrong.json, wrongAgain.json]);
+    if (differ.length > 0)
+      throw new Divergence(
+        `An unknown client id was answered ${unknown.text} and a wrong secret ${wrong.text}: they differ at ${differ.map((p) => p || '(the body)').join(', ')}, and the answers must be identical.`,
+        ['token.identical'],
+        wrong,
+      );
   }
 }
 
@@ -460,6 +539,10 @@ class Attempt extends Step {
         judgeRedirect(done.redirectTo, real.id, p.body, w.exchanges.at(-1));
     }
     applyAttempt(m, payment, rail, this.outcome);
+    // The read that showed the outcome is a read like any other: every field is judged.
+    const read = w.exchanges.at(-1);
+    if (this.kind === 'session' && read?.status === 200 && read.request.method === 'GET')
+      judgeRead(m, read, payment, real.id);
     if (this.outcome === 'succeeded' && p.hook) await awaitDelivery(m, w, payment);
   }
 }
@@ -713,7 +796,7 @@ export function commandArbitraries(capabilities: ReadonlySet<Capability>): fc.Ar
   const use: fc.Arbitrary<TokenUse> = fc.oneof(
     { weight: 12, arbitrary: fc.record({ kind: fc.constant('latest' as const), org, mode }) },
     { weight: 3, arbitrary: fc.record({ kind: fc.constant('oldest' as const), org, mode }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('mangled' as const), org, mode }) },
+    { weight: 1, arbitrary: fc.record({ kind: fc.constantFrom<Spoilt>('mangled', 'truncated', 'double'), org, mode }) },
     { weight: 1, arbitrary: fc.constantFrom<TokenUse>({ kind: 'missing' }, { kind: 'scheme' }) },
   );
   const body = fc.nat({ max: BODIES.length - 1 });
@@ -745,6 +828,12 @@ export function commandArbitraries(capabilities: ReadonlySet<Capability>): fc.Ar
     weighted(
       1,
       fc.tuple(use, fc.boolean()).map(([u, h]) => new CreateLink(u, h)),
+    ),
+    weighted(
+      1,
+      fc
+        .tuple(org, fc.constantFrom<BadRequest>('json', 'missing-secret', 'unknown-and-wrong'))
+        .map(([o, k]) => new BadTokenRequest(o, k, refusals)),
     ),
     {
       ...weighted(

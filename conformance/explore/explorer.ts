@@ -67,31 +67,51 @@ export interface SearchOptions {
   signal: AbortSignal;
 }
 
+/** How a case ended: kept to the rules, broke one, or showed no verdict can be drawn (stop searching). */
+export type CaseOutcome = 'passed' | 'failed' | 'stop';
+
+export interface Searched {
+  cases: number;
+  /** The earliest failing case of the run (by its index, then its lane), and its seed. */
+  first?: { lane: number; index: number; seed: number };
+}
+
 /**
  * Draws cases lane by lane until the budget is spent, the check is abandoned, or a case
- * ends the search (`once` answers true: a divergence found, or no verdict possible). Case
- * `index` of lane `lane` always gets the same seed: a run is replayed by its seed.
+ * says to stop. Case `index` of lane `lane` always gets the same seed. Once a case fails,
+ * every lane still runs its cases up to that index, and the earliest failing one is the
+ * one reported, whichever lane was quickest: against a target that answers the same way
+ * twice, the same seed finds the same case.
  */
 export async function search(
   options: SearchOptions,
-  once: (seed: number, lane: number, index: number) => Promise<boolean>,
-): Promise<number> {
+  once: (seed: number, lane: number, index: number) => Promise<CaseOutcome>,
+): Promise<Searched> {
   const deadline = Date.now() + options.budgetMs;
+  const result: Searched = { cases: 0 };
   let stopped = false;
-  let cases = 0;
   const lane = async (laneIndex: number) => {
-    for (let index = 0; !stopped && Date.now() < deadline && !options.signal.aborted; index++) {
-      const ends = await once(sequenceSeed(options.seed, laneIndex, index), laneIndex, index);
-      cases += 1;
-      if (ends) stopped = true;
+    for (let index = 0; !stopped && !options.signal.aborted; index++) {
+      const limit = result.first?.index;
+      if (limit === undefined ? Date.now() >= deadline : index > limit) break;
+      const seed = sequenceSeed(options.seed, laneIndex, index);
+      const outcome = await once(seed, laneIndex, index);
+      result.cases += 1;
+      if (outcome === 'stop') stopped = true;
+      const first = result.first;
+      if (outcome === 'failed' && (!first || index < first.index || (index === first.index && laneIndex < first.lane)))
+        result.first = { lane: laneIndex, index, seed };
     }
   };
   await Promise.all(Array.from({ length: Math.max(1, options.lanes) }, (_, i) => lane(i)));
-  return cases;
+  return result;
 }
 
-/** fast-check's settings for one case: its own seed, and time to shrink it when it fails. */
-export const caseParameters = (seed: number) => ({
+/** fast-check's settings to find: one case of its own seed, stopped at the failure. */
+export const findParameters = (seed: number) => ({ seed, numRuns: 1, endOnFailure: true });
+
+/** fast-check's settings to shrink the case found, within a time limit. */
+export const shrinkParameters = (seed: number) => ({
   seed,
   numRuns: 1,
   interruptAfterTimeLimit: SHRINK_LIMIT_MS,
@@ -103,57 +123,79 @@ export async function explore(run: RunContext, options: ExploreOptions): Promise
   const arbitraries = commandArbitraries(run.capabilities);
   const state: Explored = { sequences: 0, throttled: 0, commands: 0, durationMs: 0 };
   const hooksUsable = run.preflight?.ok === true;
-
   const pools = new Map<number, Map<string, Org>>();
-  state.sequences = await search(options, async (seed, laneIndex, index) => {
+  const failures = new Map<string, { error: unknown; world: World }>();
+
+  /** One sequence's property; `phase` names its worlds apart (a replay must not meet the first run's keys). */
+  const sequence = (laneIndex: number, index: number, phase: 'find' | 'shrink') => {
     const pool = pools.get(laneIndex) ?? new Map<string, Org>();
     pools.set(laneIndex, pool);
-    let lastFailure: { error: unknown; world: World } | undefined;
+    const outcome: { last?: { error: unknown; world: World }; noVerdict: boolean } = { noVerdict: false };
     let made = 0;
-    let noVerdict = false;
     const property = fc.asyncProperty(
       fc.constantFrom(...SETTINGS_POOL),
       fc.commands(arbitraries, { maxCommands: MAX_COMMANDS, size: 'max' }),
       async (settingsB, commands) => {
         made += 1;
-        const world = new World(
-          run,
-          options.signal,
-          `l${laneIndex}s${index}r${made}`,
-          options.declared,
-          options.clauses,
-        );
+        const name = `l${laneIndex}s${index}${phase === 'find' ? 'f' : 'r'}${made}`;
+        const world = new World(run, options.signal, name, options.declared, options.clauses);
         try {
           const live = await world.setup(settingsB, pool);
           const model = initialModel(settingsB, live, options.strict);
           model.hooksRefused = !hooksUsable;
           await fc.asyncModelRun(() => ({ model, real: world }), commands);
         } catch (error) {
-          if (error instanceof Throttled) {
-            if (made === 1) state.throttled += 1;
+          if (error instanceof Throttled || throttledFailure(error)) {
+            if (phase === 'find') state.throttled += 1;
             return;
           }
           if (error instanceof AdapterError || error instanceof CheckSkipped) {
             // Not the target's doing: no verdict, and nothing to shrink.
             state.setupProblem ??= error;
-            noVerdict = true;
+            outcome.noVerdict = true;
             return;
           }
-          lastFailure = { error, world };
+          outcome.last = { error, world };
           throw error;
         } finally {
-          if (made === 1) state.commands += Math.max(0, world.steps.length - 1);
+          if (phase === 'find') state.commands += Math.max(0, world.steps.length - 1);
         }
       },
     );
-    const details = await fc.check(property, caseParameters(seed));
-    if (details.failed && lastFailure && !state.found) {
-      state.found = { ...lastFailure, lane: laneIndex, sequence: index, fcSeed: seed, shrinks: details.numShrinks };
-    }
-    return noVerdict || state.found !== undefined;
+    return { property, outcome };
+  };
+
+  const searched = await search(options, async (seed, laneIndex, index) => {
+    const { property, outcome } = sequence(laneIndex, index, 'find');
+    const details = await fc.check(property, findParameters(seed));
+    if (outcome.noVerdict) return 'stop';
+    if (!details.failed || !outcome.last) return 'passed';
+    failures.set(`${laneIndex}:${index}`, outcome.last);
+    return 'failed';
   });
+  state.sequences = searched.cases;
+  const first = searched.first;
+  if (first) {
+    // The earliest failing sequence, run again from its seed and shrunk to the fewest steps.
+    const { property, outcome } = sequence(first.lane, first.index, 'shrink');
+    const details = await fc.check(property, shrinkParameters(first.seed));
+    const found = (details.failed && outcome.last) || failures.get(`${first.lane}:${first.index}`)!;
+    state.found = {
+      ...found,
+      lane: first.lane,
+      sequence: first.index,
+      fcSeed: first.seed,
+      shrinks: details.failed ? details.numShrinks : 0,
+    };
+  }
   state.durationMs = Date.now() - started;
   return state;
+}
+
+/** A failure of the suite's own request (a token for a valid pair) that the target throttled: no verdict. */
+function throttledFailure(error: unknown): boolean {
+  const subject = error instanceof CheckFailure ? error.subject : undefined;
+  return subject !== undefined && 'exchange' in subject && subject.exchange.status === 429;
 }
 
 /** The clauses a failure breaks, and its message, whatever was thrown. */

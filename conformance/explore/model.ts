@@ -169,9 +169,14 @@ export function initialModel(settingsB: OrganisationSettings, live: [boolean, bo
   };
 }
 
-/** How a request authenticates: a token the model issued (used as is or mangled), or a header that is no bearer token. */
+/**
+ * How a request authenticates: a token the model issued, as is or spoilt (one character
+ * changed, cut short, or sent as "Bearer Bearer <token>"), or a header that is no bearer token.
+ */
+export type Spoilt = 'mangled' | 'truncated' | 'double';
+
 export type TokenUse =
-  | { kind: 'latest' | 'oldest' | 'mangled'; org: number; mode: Mode }
+  | { kind: 'latest' | 'oldest' | Spoilt; org: number; mode: Mode }
   | { kind: 'missing' }
   | { kind: 'scheme' };
 
@@ -242,13 +247,13 @@ export function authOf(m: Model, use: TokenUse): Auth {
           : 'an Authorization header not of the form Bearer <token> is 401 unauthorized',
     };
   }
-  if (use.kind === 'mangled') {
+  if (use.kind === 'mangled' || use.kind === 'truncated' || use.kind === 'double') {
     return {
       refusals: [error(401, 'invalid_token')],
       passes: false,
       surely: false,
       clauses: ['code.invalid-token'],
-      why: 'a mangled token is 401 invalid_token',
+      why: `a ${use.kind === 'double' ? 'double-prefixed' : use.kind} token is 401 invalid_token`,
     };
   }
   const index = tokenOf(m, use)!;
@@ -423,7 +428,7 @@ export function applyCreate(
   /** The payment a 200 answer named (a known one's index, or -1 for a new one); undefined for a refusal. */
   named: number | undefined,
 ): void {
-  if (use.kind === 'missing' || use.kind === 'scheme' || use.kind === 'mangled') return;
+  if (use.kind !== 'latest' && use.kind !== 'oldest') return;
   const token = m.tokens[tokenOf(m, use)!]!;
   if (answer.kind === 'error' && answer.status === 401) return;
   const org = token.org;

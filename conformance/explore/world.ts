@@ -58,7 +58,8 @@ export class World {
     declared: readonly Capability[],
     clauses: readonly string[],
   ) {
-    this.api = new Api(run, 'EXPL-001', signal, this.exchanges);
+    // A throttled step leaves its sequence unjudged (judge.ts, Throttled): no use waiting it out.
+    this.api = new Api(run, 'EXPL-001', signal, this.exchanges, 1);
     this.target = new Target(run, this.api, declared, clauses);
   }
 

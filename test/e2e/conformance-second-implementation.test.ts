@@ -63,6 +63,11 @@ it('the whole suite passes the second implementation: no failure, no error, skip
       '--receiver-tls',
       '--reporter',
       'json',
+      // The exploration too, for a few seconds: its model is the document's, not ours.
+      '--explore',
+      '5',
+      '--seed',
+      '20261126',
     ],
     { SECOND_IMPL_CONTROL_TOKEN: controlToken },
     { nodeArgs: ['--import', 'tsx'], out: dir },

@@ -101,16 +101,16 @@ function sessionsScopedToTheKey(): Mutation {
   const clientOfSession = new Map<string, string>();
   const madeLater = new Set<string>();
   return {
-    request: (m) => {
-      const read = /^\/api\/checkout-sessions\/([^/]+)$/.exec(pathOf(m));
-      if (m.method !== 'GET' || !read) return m;
-      const reader = clientOfToken.get(bearer(m) ?? '');
-      const maker = clientOfSession.get(decodeURIComponent(read[1]!));
-      return reader && maker && reader !== maker && madeLater.has(reader) ? envelope(404, 'not_found') : m;
-    },
     response: (m, r) => {
       const body = parse(r.body);
       if (r.status !== 200 || !body) return r;
+      const read = /^\/api\/checkout-sessions\/([^/]+)$/.exec(pathOf(m));
+      if (m.method === 'GET' && read) {
+        // Only where the server took the read: its other answers (a removed key...) stand.
+        const reader = clientOfToken.get(bearer(m) ?? '');
+        const maker = clientOfSession.get(decodeURIComponent(read[1]!));
+        return reader && maker && reader !== maker && madeLater.has(reader) ? envelope(404, 'not_found') : r;
+      }
       if (pathOf(m) === '/api/token' && typeof body.accessToken === 'string')
         clientOfToken.set(body.accessToken, new URLSearchParams(m.body).get('clientId') ?? '');
       if (/^\/sandbox\/organisations\/[^/]+\/api-keys$/.test(pathOf(m)) && parse(m.body)?.mode === 'test')
