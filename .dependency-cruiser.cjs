@@ -58,6 +58,13 @@ module.exports = {
       to: { path: '^server/' },
     },
     {
+      name: 'exploration-model-is-pure',
+      comment: 'The model of the document does no I/O: it imports only the adapter’s types, no built-in, no package.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?explore/model\\.(ts|js)$' },
+      to: { pathNot: '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$' },
+    },
+    {
       name: 'packages-import-no-tests-or-tools',
       severity: 'error',
       from: { path: '^(server|conformance)/' },
