@@ -2,7 +2,7 @@
  * Webhook delivery across a crash (service document: Events, Response and retry
  * behaviour: card rail, up to three attempts in total, from a queue; the body, and so
  * `createdAt`, identical on a repeated delivery; every delivery signed). The server runs
- * as a child process (`node server/dist/cli.js`) on a SQLite file and is killed with
+ * as a child process (`node server/dist/cli.js`, through test/support/instances.ts) on a SQLite file and is killed with
  * SIGKILL, then started again on the same file:
  *
  * 1. attempt 1 of each card webhook fails (the receiver answers 500) and is recorded;
@@ -14,25 +14,19 @@
  *    every webhook arrives, attempt numbers run 1, 2, ... with no gap or repeat, never more
  *    than three, and the receiver never saw more deliveries than were recorded.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SIGNATURE_HEADER, verifyWebhook } from '../../client/webhooks.ts';
-import { repoRoot } from '../support/description.ts';
+import { type Instance, startInstance } from '../support/instances.ts';
+import { type Delivery as Arrival, type Receiver, startReceiver } from '../support/receiver.ts';
 import { checkedRequest, sessionRequest } from '../support/server.ts';
 
-const BIN = path.join(repoRoot, 'server/dist/cli.js');
 const SANDBOX = 'crash-test-sandbox-token';
-const LISTENING = /^payment-server listening on (http:\/\/\S+)$/;
-const START_TIMEOUT_MS = 20_000;
 const N = 3;
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'payment-crash-'));
-const children = new Set<ChildProcess>();
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -58,71 +52,23 @@ async function waitFor<T>(
 // ---------------------------------------------------------------------------------------
 // The server as a child process
 
-interface Server {
-  child: ChildProcess;
-  url: string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+const instances = new Set<Instance>();
+
+async function startServer(db: string): Promise<Instance> {
+  const server = await startInstance(['--db', db, '--sandbox-token', SANDBOX]);
+  instances.add(server);
+  void server.exited.then(() => instances.delete(server));
+  return server;
 }
 
-async function startServer(db: string): Promise<Server> {
-  const env = { ...process.env };
-  for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete env[name];
-  const child = spawn(process.execPath, [BIN, '--port', '0', '--db', db, '--sandbox-token', SANDBOX], {
-    cwd: repoRoot,
-    env: { ...env, LOG_LEVEL: 'silent' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let stdout = '';
-  let stderr = '';
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () =>
-        reject(
-          new Error(
-            `payment-server printed no listening line within ${START_TIMEOUT_MS} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`,
-          ),
-        ),
-      START_TIMEOUT_MS,
-    );
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      for (const line of stdout.split('\n')) {
-        const match = LISTENING.exec(line.trim());
-        if (match) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      }
-    });
-    void exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      reject(
-        new Error(
-          `payment-server exited (code ${code}, signal ${signal}) before listening\nstdout:\n${stdout}\nstderr:\n${stderr}`,
-        ),
-      );
-    });
-  });
-  return { child, url, stderr: () => stderr, exited };
-}
-
-async function kill(server: Server): Promise<void> {
+async function kill(server: Instance): Promise<void> {
   server.child.kill('SIGKILL');
   const { signal } = await server.exited;
   expect(signal).toBe('SIGKILL');
 }
 
 /** A client of one running server; every answer is checked against the descriptions. */
-function client(server: Server) {
+function client(server: Instance) {
   const request = <T = any>(
     method: string,
     pathname: string,
@@ -170,53 +116,13 @@ interface Delivery {
 // ---------------------------------------------------------------------------------------
 // The merchant's webhook receiver
 
-interface Received {
-  seq: number;
-  receivedAt: number;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  raw: Buffer;
-  transactionId: string | undefined;
-}
-
-let receiver: http.Server;
-let receiverPort: number;
-const received: Received[] = [];
+let receiver: Receiver;
 /** What the receiver answers, and how long it waits before answering. */
 const behaviour = { status: 500, delayMs: 0 };
 
-async function startReceiver(): Promise<void> {
-  receiver = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const raw = Buffer.concat(chunks);
-      let transactionId: string | undefined;
-      try {
-        transactionId = JSON.parse(raw.toString('utf8')).transactionId;
-      } catch {
-        // recorded as is; the assertions report it
-      }
-      received.push({
-        seq: received.length + 1,
-        receivedAt: Date.now(),
-        path: req.url ?? '',
-        headers: req.headers,
-        raw,
-        transactionId,
-      });
-      const { status, delayMs } = behaviour;
-      setTimeout(() => {
-        if (!res.destroyed)
-          res.writeHead(status, { 'content-type': 'text/plain' }).end(status === 200 ? 'ok' : 'not now');
-      }, delayMs);
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverPort = (receiver.address() as AddressInfo).port;
-}
-
-const receivedFor = (transactionId: string) => received.filter((r) => r.transactionId === transactionId);
+const received = () => receiver.deliveries;
+const transactionOf = (delivery: Arrival): unknown => delivery.body?.transactionId;
+const receivedFor = (transactionId: string) => received().filter((d) => transactionOf(d) === transactionId);
 
 // ---------------------------------------------------------------------------------------
 // Shared steps
@@ -251,7 +157,7 @@ async function createCardSessions(api: ReturnType<typeof client>, token: string,
         checkoutMethod: 'card',
         creditorReference: { reference: `CRASH-${i + 1}` },
         foreignTransactionId: `order-${i + 1}`,
-        webhookUrl: `http://127.0.0.1:${receiverPort}/hooks`,
+        webhookUrl: `${receiver.url}/hooks`,
       }),
     });
     expect(answer.status, answer.text).toBe(200);
@@ -274,14 +180,14 @@ async function payByCard(api: ReturnType<typeof client>, sessionId: string): Pro
 }
 
 /** Each delivery the receiver got for a payment: signed with the org's secret, the same bytes every time. */
-function expectSignedIdenticalBodies(paid: Paid, secret: string): Received[] {
+function expectSignedIdenticalBodies(paid: Paid, secret: string): Arrival[] {
   const got = receivedFor(paid.transactionId);
   expect(got.length, `deliveries received for ${paid.transactionId}`).toBeGreaterThan(0);
-  for (const delivery of got) {
+  for (const [n, delivery] of got.entries()) {
     expect(delivery.path).toBe('/hooks');
     expect(delivery.headers['content-type']).toMatch(/^application\/json/);
     const header = delivery.headers[SIGNATURE_HEADER.toLowerCase()];
-    expect(typeof header, `${SIGNATURE_HEADER} header on delivery ${delivery.seq}`).toBe('string');
+    expect(typeof header, `${SIGNATURE_HEADER} header on delivery ${n + 1}`).toBe('string');
     const verified = verifyWebhook(delivery.raw, header as string, secret);
     expect(verified.kind).toBe('event');
     if (verified.kind === 'event') {
@@ -293,20 +199,25 @@ function expectSignedIdenticalBodies(paid: Paid, secret: string): Received[] {
     }
     expect(
       delivery.raw.equals(got[0]!.raw),
-      `delivery ${delivery.seq} body differs from the first:\n${delivery.raw}\n${got[0]!.raw}`,
+      `delivery ${n + 1} body differs from the first:\n${delivery.raw}\n${got[0]!.raw}`,
     ).toBe(true);
   }
   return got;
 }
 
 beforeAll(async () => {
-  await startReceiver();
+  receiver = await startReceiver({
+    handle: async () => {
+      const { status, delayMs } = behaviour;
+      await sleep(delayMs);
+      return status;
+    },
+  });
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await new Promise<void>((resolve) => (receiver ? receiver.close(() => resolve()) : resolve()));
-  receiver?.closeAllConnections();
+  for (const server of instances) server.child.kill('SIGKILL');
+  await receiver?.close();
   rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -328,7 +239,7 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
       'attempt 1 of every webhook at the receiver',
       () => paid.every((p) => receivedFor(p.transactionId).length === 1),
       15_000,
-      () => received.map((r) => r.transactionId),
+      () => received().map(transactionOf),
     );
     for (const p of paid) {
       const recorded = await waitFor(
@@ -345,7 +256,7 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
         responseStatus: 500,
         final: false,
         signed: true,
-        url: `http://127.0.0.1:${receiverPort}/hooks`,
+        url: `${receiver.url}/hooks`,
       });
     }
 
@@ -363,7 +274,7 @@ describe('card webhooks across a server crash (SIGKILL) and restart on the same 
       'attempt 2 of every webhook at the receiver',
       () => paid.every((p) => receivedFor(p.transactionId).length >= 2),
       15_000,
-      () => received.map((r) => r.transactionId),
+      () => received().map(transactionOf),
     );
     const lists = new Map<string, Delivery[]>();
     for (const p of paid) {

@@ -9,21 +9,30 @@ import { repoRoot } from './description.ts';
 export interface Instance {
   url: string;
   child: ChildProcess;
-  /** Resolves when the process has ended. */
-  exited: Promise<void>;
+  /** Resolves when the process has ended, with how it ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
 const LISTENING = /^payment-server listening on (http:\/\/\S+)$/m;
 const START_TIMEOUT_MS = 30_000;
 
+/** The test's environment less the server's own variables: a shell's settings must not change what a test starts. */
+function ownEnvironment(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete env[name];
+  return env;
+}
+
 export function startInstance(args: string[], env: Record<string, string> = {}): Promise<Instance> {
   const child = spawn(process.execPath, [path.join(repoRoot, 'server/dist/cli.js'), '--port', '0', ...args], {
     cwd: repoRoot,
-    env: { ...process.env, LOG_LEVEL: 'silent', ...env },
+    env: { ...ownEnvironment(), LOG_LEVEL: 'silent', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   let stdout = '';
   let stderr = '';
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
