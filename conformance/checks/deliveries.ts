@@ -230,15 +230,18 @@ export function verifies(d: Received, secret: string): boolean {
  * (milliseconds, a wrong epoch) is not unix seconds, whatever receivers' tolerance is.
  */
 export function expectUnixSeconds(d: Received, org: Org): void {
+  const problem = unixSecondsProblem(d, org.clockMovedS);
+  if (problem) failWith(problem, d);
+}
+
+/** What keeps the delivery's t from reading as unix seconds at arrival (the clock moved by `clockMovedS`), if anything. */
+export function unixSecondsProblem(d: Received, clockMovedS: number): string | undefined {
   const t = signatureT(d);
-  if (t === undefined) failWith('The Service-Signature header has no t=<unix_seconds> part.', d);
+  if (t === undefined) return 'The Service-Signature header has no t=<unix_seconds> part.';
   const arrival = d.receivedAt / 1000;
-  const off = Math.min(Math.abs(arrival - t), Math.abs(arrival + org.clockMovedS - t));
-  if (off > PLAUSIBLE_T_S)
-    failWith(
-      `t=${t} cannot be unix seconds when the delivery arrived (${Math.round(arrival)}): it is ${Math.round(off / 3600)} hours away${t > 1e11 ? ' (milliseconds?)' : ''}.`,
-      d,
-    );
+  const off = Math.min(Math.abs(arrival - t), Math.abs(arrival + clockMovedS - t));
+  if (off <= PLAUSIBLE_T_S) return undefined;
+  return `t=${t} cannot be unix seconds when the delivery arrived (${Math.round(arrival)}): it is ${Math.round(off / 3600)} hours away${t > 1e11 ? ' (milliseconds?)' : ''}.`;
 }
 
 /**
@@ -249,15 +252,19 @@ export function expectUnixSeconds(d: Received, org: Org): void {
  * that is not whole seconds, breaks every delivery.
  */
 function expectHeaderFormat(d: Received, header: string, what: string): void {
+  const problem = headerFormatProblem(header);
+  if (problem) failWith(`${what}: ${problem}`, d);
+}
+
+/** How the header fails to read as `t=<unix_seconds>,v1=<hex_digest>` by the receiver steps, if it does. */
+export function headerFormatProblem(header: string): string | undefined {
   const parts = header.split(',').map((part) => [part.slice(0, part.indexOf('=')), part] as const);
   const value = (name: string) =>
     parts.filter(([n, part]) => n === name && part.includes('=')).map(([, part]) => part.slice(name.length + 1));
   const [ts, v1s] = [value('t'), value('v1')];
-  if (ts.length !== 1 || !/^\d+$/.test(ts[0]!) || v1s.length === 0 || !v1s.every((v1) => /^[0-9a-fA-F]+$/.test(v1)))
-    failWith(
-      `${what}: the Service-Signature header must be t=<unix_seconds>,v1=<hex_digest>, read by name after splitting on commas and each part on its first "=": a receiver that does so ${ts.length !== 1 ? 'finds no single t' : v1s.length === 0 ? 'finds no v1' : 'finds a t or v1 that is not whole seconds or hex'} in ${JSON.stringify(header)}.`,
-      d,
-    );
+  if (ts.length === 1 && /^\d+$/.test(ts[0]!) && v1s.length > 0 && v1s.every((v1) => /^[0-9a-fA-F]+$/.test(v1)))
+    return undefined;
+  return `the Service-Signature header must be t=<unix_seconds>,v1=<hex_digest>, read by name after splitting on commas and each part on its first "=": a receiver that does so ${ts.length !== 1 ? 'finds no single t' : v1s.length === 0 ? 'finds no v1' : 'finds a t or v1 that is not whole seconds or hex'} in ${JSON.stringify(header)}.`;
 }
 
 export function expectSigned(d: Received, secret: string, what: string, org: Org) {

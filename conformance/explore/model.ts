@@ -74,7 +74,18 @@ export const BODIES: readonly BodySpec[] = [
     invalid: ['amount.total', 'creditorReference.reference'],
   },
   { checkoutMethod: 'card', total: 42, currency: 'AUD', reference: 'EXPL-7', hook: true, invalid: [] },
+  // Body 1 with particulars: the same money, another body (a conflict under one key).
+  { checkoutMethod: 'card', total: 25.5, reference: 'EXPL-1', particulars: 'Again', hook: false, invalid: [] },
 ];
+
+/**
+ * The merchant's redirectUrl of a body: its own query, with a parameter repeated for every
+ * other body (the redirect keeps the merchant's query as it was, every value of it).
+ */
+export function redirectUrlOf(bodyIndex: number): string {
+  const repeated = bodyIndex % 2 === 1 ? '&tag=a&tag=b' : '';
+  return `https://shop.example.com/done?order=${bodyIndex + 1}${repeated}`;
+}
 
 /** The organisation settings the second organisation of a sequence is drawn from. */
 export const SETTINGS_POOL: readonly OrganisationSettings[] = [

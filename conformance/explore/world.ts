@@ -13,7 +13,7 @@ import type { Exchange } from '../exchange.ts';
 import { curlOf } from '../http.ts';
 import type { JsonObject } from '../json.ts';
 import type { Received } from '../receiver.ts';
-import { BODIES, type BodySpec } from './model.ts';
+import { BODIES, type BodySpec, redirectUrlOf } from './model.ts';
 
 export const ORG_NAMES = ['A', 'B'] as const;
 
@@ -131,7 +131,7 @@ export class World {
         ...(spec.particulars ? { particulars: spec.particulars } : {}),
         ...(spec.code ? { code: spec.code } : {}),
       },
-      redirectUrl: `https://shop.example.com/done?order=${bodyIndex + 1}`,
+      redirectUrl: redirectUrlOf(bodyIndex),
       checkoutMethod: spec.checkoutMethod,
       ...(spec.hook ? { webhookUrl: this.hookUrl(this.hookPath(bodyIndex)) } : {}),
       ...(spec.foreignTransactionId ? { foreignTransactionId: spec.foreignTransactionId } : {}),
