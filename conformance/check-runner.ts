@@ -11,7 +11,7 @@ import { CheckContext } from './context/check-context.ts';
 import type { Preflight, RunContext } from './context/run-context.ts';
 import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
 import { evidenceOf } from './http.ts';
-import { CheckFailure, CheckSkipped, type Result, resultMaker } from './outcome.ts';
+import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker } from './outcome.ts';
 
 export interface RunnerOptions {
   concurrency: number;
@@ -61,7 +61,7 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
     return finish('passed', ctx.note);
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
-    if (error instanceof AdapterError) return finish('error', error.message);
+    if (error instanceof AdapterError || error instanceof NoVerdict) return finish('error', error.message);
     const last = ctx.exchanges.at(-1);
     const fallback = last ? evidenceOf(last, redactor) : undefined;
     if (error instanceof CheckFailure) {

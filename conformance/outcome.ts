@@ -92,6 +92,12 @@ export class CheckSkipped extends Error {
   }
 }
 
+/**
+ * Thrown when the target leaves nothing to judge: it kept throttling the suite (429) after
+ * every wait its Retry-After asked for. The check ends in error, never failed.
+ */
+export class NoVerdict extends Error {}
+
 /** Thrown for a problem of the run itself (bad flags, unreachable target): exit status 2. */
 export class SetupError extends Error {}
 

@@ -8,7 +8,7 @@ import type { Credentials } from '../adapter.ts';
 import type { Exchange } from '../exchange.ts';
 import { type RequestOptions, send } from '../http.ts';
 import { isObject, type JsonObject, text } from '../json.ts';
-import { CheckFailure, CheckSkipped } from '../outcome.ts';
+import { CheckFailure, CheckSkipped, NoVerdict } from '../outcome.ts';
 import { skipWhenReceiverRefused } from './hooks.ts';
 import type { Mode, Org } from './organisations.ts';
 import type { RunContext } from './run-context.ts';
@@ -66,7 +66,9 @@ export interface CreateOptions {
 
 /** How often a request answered 429 is sent again, and the longest wait before it. */
 const RATE_LIMIT_TRIES = 6;
-const MAX_RATE_LIMIT_WAIT_MS = 5000;
+/** The longest single wait a Retry-After is honoured for, and the longest waited in all for one request. */
+const MAX_RATE_LIMIT_WAIT_MS = 60_000;
+const RATE_LIMIT_BUDGET_MS = 90_000;
 
 export class Api {
   constructor(
@@ -82,10 +84,12 @@ export class Api {
   /**
    * A request to the target's public API, recorded. The document has request rate limits
    * it does not show: a 429 is waited out (its Retry-After, within bounds) and the request
-   * sent again, a few times, so a target's throttling never becomes a verdict.
+   * sent again, a few times; a target still throttling after that leaves the check without
+   * a verdict (NoVerdict), so throttling never becomes one.
    */
   async send(method: string, path: string, options: RequestOptions = {}): Promise<Exchange> {
     let exchange: Exchange;
+    let waited = 0;
     for (let tries = 1; ; tries += 1) {
       exchange = await send(
         this.run.settings.baseUrl,
@@ -97,11 +101,19 @@ export class Api {
       );
       if (exchange.status !== 429 || tries >= this.tries) break;
       const after = Number(exchange.headers['retry-after']);
-      const waitMs = Math.min(Number.isFinite(after) && after > 0 ? after * 1000 : 500, MAX_RATE_LIMIT_WAIT_MS);
-      await new Promise((resolve) => setTimeout(resolve, waitMs * (0.5 + Math.random())));
+      // At least what Retry-After asks (an earlier try is throttled again), spread a little.
+      const asked = Math.min(Number.isFinite(after) && after > 0 ? after * 1000 : 500, MAX_RATE_LIMIT_WAIT_MS);
+      const waitMs = asked * (1 + 0.2 * Math.random());
+      if (waited + waitMs > RATE_LIMIT_BUDGET_MS) break;
+      waited += waitMs;
+      await new Promise((resolve) => setTimeout(resolve, waitMs));
     }
     this.exchanges.push(exchange);
     this.run.exchanges.push(exchange);
+    if (exchange.status === 429 && this.tries > 1)
+      throw new NoVerdict(
+        `${method} ${path} was answered 429 after ${Math.round(waited / 1000)} s of waiting as its Retry-After asked: the target is throttling the suite, and nothing can be judged.`,
+      );
     return exchange;
   }
 

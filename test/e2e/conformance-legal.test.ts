@@ -280,6 +280,32 @@ describe.concurrent('legal variants pass', () => {
     }, 120_000);
   }
 
+  it('a target that throttles (429, the rate limits the document does not show): waited out as Retry-After asks, never a verdict', async () => {
+    const throttled = (reply: (m: Message) => boolean): Mutation => ({
+      request: (m) =>
+        reply(m) ? { status: 429, headers: { 'retry-after': '1', 'content-type': 'application/json' }, body: '{}' } : m,
+    });
+    // The first try of every public API request throttled: the verdicts are those of the target.
+    const seen = new Set<string>();
+    const firstTries = throttled((m) => {
+      if (!pathOf(m).startsWith('/api/')) return false;
+      const key = `${m.method} ${m.url} ${m.headers.authorization ?? ''} ${m.body}`;
+      if (seen.has(key)) return false;
+      seen.add(key);
+      return true;
+    });
+    const once = await runVariant(t.url, { name: 'first tries throttled', api: firstTries, only: 'TOKEN-*,AUTH-008' });
+    expect(once.code, explain(once)).toBe(0);
+    expect(once.report!.summary.failed, explain(once)).toBe(0);
+    // One request throttled whatever the wait: its check has no verdict (error), not failed.
+    const always = throttled((m) => pathOf(m) === '/api/token' && /clientId=[^&]*x9(&|$)/.test(m.body));
+    const run = await runVariant(t.url, { name: 'throttled for good', api: always, only: 'TOKEN-005,TOKEN-001' });
+    expect(run.code, explain(run)).toBe(2);
+    expect(run.result('TOKEN-005').status).toBe('error');
+    expect(run.result('TOKEN-005').reason).toMatch(/answered 429 after \d+ s of waiting as its Retry-After asked/);
+    expect(run.result('TOKEN-001').status).toBe('passed');
+  }, 120_000);
+
   it('a target that refuses the suite’s plain-http receiver address (webhookUrl must be HTTPS): webhook checks are skipped with what to do, nothing fails', async () => {
     // The document requires webhookUrl to be HTTPS and publicly reachable: a strict target
     // refuses http://127.0.0.1 with 400 validation_failed param webhookUrl (here: the server's
