@@ -71,7 +71,7 @@ describe.concurrent('payment-conformance receiver', () => {
     const rejecting = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'accept']);
     expect(rejecting.code).toBe(1);
     expect(rejecting.failed).toEqual(['RCV-014']);
-  });
+  }, 60_000); // four receiver runs one after the other
 
   it('with --legacy reject, passes a receiver that refuses unsigned legacy bodies and fails one that takes them', async () => {
     const strict = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'reject']);

@@ -203,10 +203,10 @@ describe('the WAL under a steady stream of creates', () => {
 
   // The load runs at full speed for 3 s on a machine the other test files share. Starved
   // of CPU, the background thread can fall behind for a second and the WAL outgrow its
-  // bound once (seen in CI: 11.8 MB for 2,836 creates); such a run is retried. A server
-  // that does not rewind on length fails every attempt (with the hold disabled: 2 and 4
-  // rewinds where at least 6 are expected).
-  it('is rewound again and again, stays bounded, and loses no create', { retry: 2, timeout: 30_000 }, async () => {
+  // bound once (seen in CI: 11.8 MB for 2,836 creates), or rewind it fewer times; such a
+  // run is retried. A server that does not rewind on length fails every attempt (with the
+  // hold disabled: 2 and 4 rewinds where at least 6 are expected).
+  it('is rewound again and again, stays bounded, and loses no create', { retry: 4, timeout: 30_000 }, async () => {
     const org = await w.organisation();
     const token = await w.token(org.apiKeys.test.clientId, org.apiKeys.test.clientSecret);
     const before = rewinds();
