@@ -64,6 +64,11 @@ export interface ServerOptions {
   webhookPollIntervalMs?: number;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   walRewindFrames?: number;
+  /**
+   * log2 of scrypt's N for client secrets hashed from now on (default 14). Each hash keeps
+   * its own cost, so servers with different costs share a database; tests lower it.
+   */
+  secretHashCost?: number;
   /** Time a request has to arrive in full, headers and body (default 30 s, the headers within 10 s). */
   requestTimeoutMs?: number;
 }
@@ -114,7 +119,7 @@ async function compose(
   });
   stops.push(() => store.close());
   await store.migrate();
-  const credentials = new Credentials(store, new Secrets(background.scrypt.bind(background)));
+  const credentials = new Credentials(store, new Secrets(background.scrypt.bind(background), options.secretHashCost));
   const faults = await Faults.open(store);
   const sandboxToken = await sandboxTokenOf(options.sandboxToken, store);
   const definitions = { public: readDescription('openapi.json'), sandbox: readDescription('sandbox.json') };

@@ -2,7 +2,13 @@
  * POST /api/token and the bearer checks (service document: Authentication, Errors),
  * over HTTP against the in-process reference server.
  */
+import { scrypt } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Secrets } from '../../server/auth/secrets.ts';
 import { SANDBOX_TOKEN, sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -79,6 +85,47 @@ describe('POST /api/token', () => {
       form({ clientId: org.apiKeys.test.clientId, clientSecret: other.apiKeys.test.clientSecret }),
     );
     expect(answer.status).toBe(401);
+  });
+});
+
+describe('stored secrets', () => {
+  it('are scrypt hashes at cost 2^14 by default, each keeping its cost: a server of another cost on the database takes the keys', async () => {
+    const db = path.join(mkdtempSync(path.join(tmpdir(), 'secrets-')), 'one.sqlite');
+    // The test servers hash at a lower cost; one given none uses the default. One server
+    // per SQLite file: they take turns.
+    const tokenFor = async (server: TestServer, org: Org, secret = org.apiKeys.test.clientSecret) =>
+      (await server.request('POST', '/api/token', form({ clientId: org.apiKeys.test.clientId, clientSecret: secret })))
+        .status;
+    const hashOf = async (server: TestServer, org: Org) =>
+      (await server.server.store.getApiKey(org.apiKeys.test.clientId))?.secretHash;
+
+    let standard = await startTestServer({ db, secretHashCost: undefined });
+    const first = await standard.organisation();
+    expect(await hashOf(standard, first)).toMatch(/^scrypt\$ln=14\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/);
+    await standard.close();
+
+    const cheap = await startTestServer({ db, secretHashCost: 8 });
+    const second = await cheap.organisation();
+    expect(await hashOf(cheap, second)).toMatch(/^scrypt\$ln=8\$/);
+    expect([await tokenFor(cheap, first), await tokenFor(cheap, first, 'sk_wrong')]).toEqual([200, 401]);
+    await cheap.close();
+
+    standard = await startTestServer({ db, secretHashCost: undefined });
+    expect([await tokenFor(standard, second), await tokenFor(standard, second, 'sk_wrong')]).toEqual([200, 401]);
+    await standard.close();
+  });
+
+  it('verifies a hash written without its cost (scrypt$salt$hash) at the default cost', async () => {
+    const hashWith = promisify(scrypt) as (p: string, s: Buffer, k: number, o: object) => Promise<Buffer>;
+    const salt = Buffer.alloc(16, 7);
+    const key = await hashWith('sk_secret', salt, 32, { N: 2 ** 14, r: 8, p: 1, maxmem: 64 * 1024 * 1024 });
+    const stored = `scrypt$${salt.toString('base64')}$${key.toString('base64')}`;
+    const secrets = new Secrets(hashWith, 8);
+    expect(await secrets.verify('sk_secret', stored)).toBe(true);
+    expect(await secrets.verify('sk_secreT', stored)).toBe(false);
+    for (const broken of ['scrypt$ln=99$a$b', 'bcrypt$a$b', 'scrypt$ln=14$x$y$z', 'scrypt$$'])
+      expect(await secrets.verify('sk_secret', broken), broken).toBe(false);
+    expect(() => new Secrets(hashWith, 16)).toThrow(RangeError);
   });
 });
 

@@ -171,6 +171,10 @@ export async function startTestServer(options: ServerOptions = {}): Promise<Test
     db: database.db,
     sandboxToken: SANDBOX_TOKEN,
     logger: pino({ level: 'silent' }),
+    // Every check and test makes organisations, each hashing two secrets: at the default
+    // cost that hashing is most of the server's work in a test run. The default cost has
+    // tests of its own (test/server/tokens.test.ts).
+    secretHashCost: 8,
     ...options,
   });
   const url = server.url;
