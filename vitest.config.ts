@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 import { ADMIN_URL, answers } from './test/support/postgres-server.ts';
+import { LongestFirst } from './test/support/sequencer.ts';
 
 const source = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -50,6 +51,7 @@ export default defineConfig({
     // Two files at a time: most of a file's time is waiting (webhook answers, the suite's
     // runs in child processes, the database), so the second core is not idle while one waits.
     maxWorkers: 2,
+    sequence: { sequencer: LongestFirst },
     provide: { postgres },
     projects: [
       { extends: true as const, test: { name: 'main', include: ['test/**/*.test.ts'] } },
