@@ -209,20 +209,29 @@ export async function startMutatingProxy(
   };
 }
 
+/** Ports handed out by this test file: a run still starting may not have taken its own yet. */
+const handedOut = new Set<number>();
+
 /**
  * A free loopback port for the suite's receiver behind a hook proxy. It is taken from
  * 20000-29999, below the kernel's ephemeral range, so that no `listen(0)` of a concurrent
- * run can take it between this probe and the suite's own listen.
+ * run can take it between this probe and the suite's own listen; each test worker has a
+ * slice of its own (VITEST_POOL_ID counts them from 1), and in it a port is handed out once,
+ * so that concurrent runs never draw the same one.
  */
 export async function freePort(): Promise<number> {
+  const slice = 2500;
+  const base = 20000 + ((Number(process.env.VITEST_POOL_ID ?? 1) - 1) % 4) * slice;
   for (;;) {
-    const port = 20000 + Math.floor(Math.random() * 10000);
+    const port = base + Math.floor(Math.random() * slice);
+    if (handedOut.has(port)) continue;
     const server = http.createServer();
     const free = await new Promise<boolean>((resolve) => {
       server.once('error', () => resolve(false));
       server.listen(port, '127.0.0.1', () => resolve(true));
     });
     if (free) {
+      handedOut.add(port);
       await new Promise<void>((resolve) => server.close(() => resolve()));
       return port;
     }
