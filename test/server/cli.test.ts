@@ -472,7 +472,8 @@ describe('payment-server flags and environment', () => {
     }
   }, 40_000);
 
-  it.each([
+  // Refusals listen nowhere: they run side by side.
+  it.concurrent.each([
     [['--port', '0x1282'], /--port/],
     [['--port', ''], /--port/],
     [['--host', ''], /--host/],
@@ -531,7 +532,8 @@ describe('payment-server flags and environment', () => {
   }, 40_000);
 });
 
-describe('payment-server on an address other than loopback', () => {
+// Each on a port the kernel picks and a database of its own: they run side by side.
+describe('payment-server on an address other than loopback', { concurrent: true }, () => {
   const token32 = 'a-sandbox-token-of-32-characters';
 
   it.each([

@@ -13,22 +13,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
-import { ADMIN_URL, type FreshDatabase, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
+import { ADMIN_URL, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Unhandled rejections while a test runs: each one would have ended the server's process. */
+/**
+ * Unhandled rejections while the file runs: each one would have ended the server's process.
+ * The tests run side by side (each on a store of its own, most of their time spent waiting),
+ * so one list serves them all and every test ends by finding it empty.
+ */
 const unhandled: unknown[] = [];
 const onUnhandled = (reason: unknown) => unhandled.push(reason);
-beforeEach(() => {
-  unhandled.length = 0;
+beforeAll(() => {
   process.on('unhandledRejection', onUnhandled);
 });
-afterEach(() => {
+afterAll(() => {
   process.off('unhandledRejection', onUnhandled);
 });
 
@@ -105,7 +108,7 @@ async function deliveryThroughFailure(
   }
 }
 
-describe('SQLite: another process holds the write lock during a card delivery', () => {
+describe('SQLite: another process holds the write lock during a card delivery', { concurrent: true }, () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'delivery-lock-'));
   const children = new Set<ChildProcess>();
   afterAll(() => {
@@ -145,15 +148,10 @@ describe('SQLite: another process holds the write lock during a card delivery', 
   }, 120_000);
 });
 
-describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery', () => {
-  let db: FreshDatabase;
-  afterEach(async () => {
-    await db?.drop();
-  });
-
+describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery', { concurrent: true }, () => {
   /** A server reaching its database through a TCP relay that is broken (`down` or `stall`) during the delivery. */
   async function throughRelay(breakWith: 'down' | 'stall', brokenMs: number) {
-    db = await freshDatabase();
+    const db = await freshDatabase();
     const link = await relay(new URL(db.url));
     const url = new URL(db.url);
     url.host = `127.0.0.1:${link.port}`;
@@ -163,6 +161,7 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
     } finally {
       await t.close();
       await link.close();
+      await db.drop();
     }
   }
 
@@ -175,7 +174,7 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
   );
 
   it('a table lock outlasts the statement timeout: the process stays up and delivers on the retry', async () => {
-    db = await freshDatabase();
+    const db = await freshDatabase();
     const t = await startTestServer({ db: db.url, webhookPollIntervalMs: 25 });
     const locker = new pg.Client({ connectionString: db.url });
     await locker.connect();
@@ -194,11 +193,12 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
     } finally {
       await locker.end();
       await t.close();
+      await db.drop();
     }
   }, 120_000);
 
   it('a role allowed two connections, both taken: the process stays up and delivers on the retry', async () => {
-    db = await freshDatabase();
+    const db = await freshDatabase();
     const role = `payment_small_${randomBytes(4).toString('hex')}`;
     const admin = new pg.Client({ connectionString: ADMIN_URL });
     await admin.connect();
