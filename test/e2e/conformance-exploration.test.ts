@@ -68,7 +68,8 @@ describe('exploration finds what no hand-written check tries', () => {
 
 describe('exploration replays and holds its peace', () => {
   it('the same seed finds the same minimal steps again', async () => {
-    const mutant = explorationMutants[1]!;
+    // Any mutant shows it: this one is among those found within seconds.
+    const mutant = explorationMutants.find((m) => m.name.startsWith('a session is read back only with the key'))!;
     const first = await runVariant(t.url, { name: mutant.name, api: mutant.api, only: 'EXPL-001', args: EXPLORE });
     const again = await runVariant(t.url, { name: mutant.name, api: mutant.api, only: 'EXPL-001', args: EXPLORE });
     expect(first.code, explain(first)).toBe(1);
