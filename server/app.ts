@@ -29,6 +29,7 @@ import type { Services } from './scope.ts';
 import { openStore } from './store/open.ts';
 import type { Store } from './store/types.ts';
 import { WebhookDispatcher } from './webhooks/dispatcher.ts';
+import type { AnswerClock } from './webhooks/send.ts';
 
 export type { DemoOrganisation } from './domain/organisations.ts';
 
@@ -62,6 +63,8 @@ export interface ServerOptions {
   cleanupIntervalMs?: number;
   /** How often due webhook retries are looked for. */
   webhookPollIntervalMs?: number;
+  /** What times the five-second wait for a receiver's answer (default: real timers; tests pass a virtual clock). */
+  webhookAnswerClock?: AnswerClock;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   walRewindFrames?: number;
   /**
@@ -146,7 +149,10 @@ async function compose(
     idempotency: new Idempotency(store),
     ids: new Ids(),
     faults,
-    webhooks: new WebhookDispatcher(store, faults, log, { pollIntervalMs: options.webhookPollIntervalMs }),
+    webhooks: new WebhookDispatcher(store, faults, log, {
+      pollIntervalMs: options.webhookPollIntervalMs,
+      answerClock: options.webhookAnswerClock,
+    }),
     sessionAnswers: new WeakMap(),
     publicUrl,
     log,

@@ -25,7 +25,7 @@ import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks'
 import { MINUTE, orgNow } from '../domain/clock.ts';
 import type { Faults } from '../domain/faults.ts';
 import type { Lease, OutboxEntry, Store } from '../store/types.ts';
-import { ANSWER_TIMEOUT_MS, type SendResult, sendWebhook } from './send.ts';
+import { ANSWER_TIMEOUT_MS, type AnswerClock, type SendResult, sendWebhook } from './send.ts';
 
 export const CARD_ATTEMPTS = 3;
 /** How long a server holds an attempt: longer than an attempt can take (ANSWER_TIMEOUT_MS and the writes around it). */
@@ -65,7 +65,7 @@ export class WebhookDispatcher {
     private readonly store: Store,
     private readonly faults: Faults,
     private readonly log: Logger,
-    private readonly options: { pollIntervalMs?: number; timeoutMs?: number } = {},
+    private readonly options: { pollIntervalMs?: number; answerClock?: AnswerClock } = {},
   ) {}
 
   /** A lease on a new entry's first attempt, for this server. */
@@ -161,7 +161,9 @@ export class WebhookDispatcher {
       at: orgNow(org),
       signed: !unsigned,
     });
-    const result = await sendWebhook(entry.url, entry.body, headers, entry.mode, this.options.timeoutMs);
+    const result = await sendWebhook(entry.url, entry.body, headers, entry.mode, {
+      clock: this.options.answerClock,
+    });
     // The receiver has answered: its answer is what the record must say, so a store that
     // fails for a moment is tried again rather than leaving the attempt to be counted as
     // interrupted.

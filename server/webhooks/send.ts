@@ -13,6 +13,18 @@ import type { Mode } from '../store/types.ts';
 
 export const ANSWER_TIMEOUT_MS = 5000;
 
+/**
+ * Starts the wait for an answer: `expired` is called once `ms` have passed, unless the
+ * returned cancel is called first. The real one is a timer; a test may pass a virtual one
+ * that it moves itself, to see the five-second rule to the millisecond without the wait.
+ */
+export type AnswerClock = (ms: number, expired: () => void) => () => void;
+
+export const realAnswerClock: AnswerClock = (ms, expired) => {
+  const timer = setTimeout(expired, ms);
+  return () => clearTimeout(timer);
+};
+
 export interface SendResult {
   status: number | null;
   error: string | null;
@@ -51,9 +63,13 @@ export function sendWebhook(
   body: string,
   headers: Record<string, string>,
   mode: Mode,
-  timeoutMs = ANSWER_TIMEOUT_MS,
-  resolver: Resolver = dnsLookup as unknown as Resolver,
+  options: { timeoutMs?: number; resolver?: Resolver; clock?: AnswerClock } = {},
 ): Promise<SendResult> {
+  const {
+    timeoutMs = ANSWER_TIMEOUT_MS,
+    resolver = dnsLookup as unknown as Resolver,
+    clock = realAnswerClock,
+  } = options;
   const refusal = refuseWebhookUrl(target, mode);
   if (refusal) return Promise.resolve({ status: null, error: refusal, refused: true });
   const url = new URL(target);
@@ -64,7 +80,7 @@ export function sendWebhook(
     const finish = (result: SendResult) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
+      cancelWait();
       request.destroy();
       resolve(result);
     };
@@ -81,9 +97,8 @@ export function sendWebhook(
       // Literal addresses were checked by refuseWebhookUrl; names are checked as they resolve.
       ...(literal ? {} : { lookup: guardedLookup(mode, url.protocol === 'http:', resolver) as never }),
     });
-    const timer = setTimeout(
-      () => finish({ status: null, error: `no answer within ${timeoutMs / 1000} seconds` }),
-      timeoutMs,
+    const cancelWait = clock(timeoutMs, () =>
+      finish({ status: null, error: `no answer within ${timeoutMs / 1000} seconds` }),
     );
     request.on('response', (response) => {
       response.resume();

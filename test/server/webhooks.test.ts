@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissingSignatureError, SignatureMismatchError, verifyWebhook } from '../../client/webhooks.ts';
 import { sendWebhook } from '../../server/webhooks/send.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { VirtualClock } from '../support/virtual-clock.ts';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 
 let t: TestServer;
@@ -203,25 +204,52 @@ describe('attempts per rail', () => {
     30_000,
   );
 
-  it.concurrent('card rail, receiver never answers: each attempt gives up after 5 seconds, 3 in total', async () => {
-    const s = await scenario('card', { hang: true });
-    await s.waitForAttempts(1);
-    for (let i = 0; i < 250 && (await s.list()).length < 1; i++) await settle(50);
-    const [first] = await s.list();
-    expect(first).toMatchObject({ attempt: 1, responseStatus: null, final: false });
-    expect(first.error).toMatch(/5 seconds/);
-    await t.advanceClock(s.org.id, 60);
-    await s.waitForAttempts(2);
-    for (let i = 0; i < 250 && (await s.list()).length < 2; i++) await settle(50);
-    await t.advanceClock(s.org.id, 300);
-    await s.waitForAttempts(3);
-    for (let i = 0; i < 250 && (await s.list()).length < 3; i++) await settle(50);
-    const list = await s.list();
-    expect(list.map((d) => [d.attempt, d.responseStatus, d.final])).toEqual([
-      [1, null, false],
-      [2, null, false],
-      [3, null, true],
-    ]);
+  it.concurrent('card rail, receiver never answers: each attempt gives up after 5 seconds, 3 in total (a virtual clock)', async () => {
+    // A server of its own whose answer waits run on a clock this test moves.
+    const clock = new VirtualClock();
+    const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
+    try {
+      const org = await v.organisation();
+      const path = hookPath({ hang: true });
+      const created = await v.request('POST', '/api/checkout-sessions', {
+        token: org.testToken,
+        body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
+      });
+      await v.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+        rail: 'card',
+        outcome: 'succeeded',
+      });
+      const list = () =>
+        v
+          .sandbox('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${created.body.id}`)
+          .then((r: any) => r.deliveries as any[]);
+      for (const [attempt, retryAfter] of [
+        [1, 0],
+        [2, 60],
+        [3, 300],
+      ] as const) {
+        if (retryAfter > 0) await v.advanceClock(org.id, retryAfter);
+        await receiver.waitFor(path, attempt, 20_000);
+        for (let i = 0; i < 400 && clock.waiting === 0; i++) await settle(5);
+        // Still waiting a millisecond before five seconds: no record of the attempt yet.
+        clock.advance(4999);
+        await settle(100);
+        expect(await list()).toHaveLength(attempt - 1);
+        clock.advance(1);
+        for (let i = 0; i < 400 && (await list()).length < attempt; i++) await settle(5);
+        expect((await list()).at(-1)).toMatchObject({
+          attempt,
+          responseStatus: null,
+          final: attempt === 3,
+          error: expect.stringMatching(/5 seconds/),
+        });
+      }
+      await v.advanceClock(org.id, 3600);
+      await settle(300);
+      expect((await list()).map((d) => d.attempt)).toEqual([1, 2, 3]);
+    } finally {
+      await v.close();
+    }
   }, 40_000);
 
   it.concurrent.each([[500], [400], [408], [429]])(
@@ -351,14 +379,9 @@ describe('the target, checked again at delivery time after DNS resolution', () =
   it.each([['127.0.0.1'], ['10.1.2.3'], ['192.168.0.10'], ['169.254.169.254'], ['::1'], ['fd00::1']])(
     'live mode refuses a name that now resolves to %s',
     async (address) => {
-      const result = await sendWebhook(
-        'https://hooks.shop.example.com/webhooks',
-        '{}',
-        {},
-        'live',
-        5000,
-        resolvesTo(address),
-      );
+      const result = await sendWebhook('https://hooks.shop.example.com/webhooks', '{}', {}, 'live', {
+        resolver: resolvesTo(address),
+      });
       expect(result).toMatchObject({ status: null, refused: true });
     },
   );
@@ -366,27 +389,17 @@ describe('the target, checked again at delivery time after DNS resolution', () =
   it.each([['10.1.2.3'], ['169.254.169.254'], ['fd00::1']])(
     'test mode refuses a name that now resolves to %s',
     async (address) => {
-      const result = await sendWebhook(
-        'https://hooks.shop.example.com/webhooks',
-        '{}',
-        {},
-        'test',
-        5000,
-        resolvesTo(address),
-      );
+      const result = await sendWebhook('https://hooks.shop.example.com/webhooks', '{}', {}, 'test', {
+        resolver: resolvesTo(address),
+      });
       expect(result).toMatchObject({ status: null, refused: true });
     },
   );
 
   it('test mode refuses http to a name that resolves off loopback', async () => {
-    const result = await sendWebhook(
-      'http://localhost.example.com/hooks',
-      '{}',
-      {},
-      'test',
-      5000,
-      resolvesTo('93.184.216.34'),
-    );
+    const result = await sendWebhook('http://localhost.example.com/hooks', '{}', {}, 'test', {
+      resolver: resolvesTo('93.184.216.34'),
+    });
     expect(result.refused).toBe(true);
   });
 
@@ -399,19 +412,44 @@ describe('the target, checked again at delivery time after DNS resolution', () =
 
 describe('a backlog of due card retries', () => {
   it('is attempted at most 32 at a time, so slow receivers cannot take the descriptors; the rest wait their turn', async () => {
-    const org = await t.organisation();
-    const path = hookPath({ status: 500 });
-    const backlog = 40;
-    for (let i = 0; i < backlog; i++) await paidSession(org, { path });
-    await receiver.waitFor(path, backlog);
-    // Every retry is now due at once, and the receiver holds every answer.
-    receiver.behave(path, { hang: true });
-    await t.advanceClock(org.id, 60);
-    await settle(2500);
-    const held = receiver.deliveries.filter((d) => d.path === path).length - backlog;
-    expect(held).toBeGreaterThan(0);
-    expect(held).toBeLessThanOrEqual(32);
-    // Held answers time out after five seconds; then the others get their attempt.
-    await receiver.waitFor(path, 2 * backlog, 20_000);
+    // A server of its own, whose answer waits end when this test moves their clock.
+    const clock = new VirtualClock();
+    const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
+    try {
+      const org = await v.organisation();
+      const path = hookPath({ status: 500 });
+      const backlog = 40;
+      for (let i = 0; i < backlog; i++) {
+        const created = await v.request('POST', '/api/checkout-sessions', {
+          token: org.testToken,
+          body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
+        });
+        await v.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+          rail: 'card',
+          outcome: 'succeeded',
+        });
+      }
+      await receiver.waitFor(path, backlog);
+      // Every retry is now due at once, and the receiver holds every answer.
+      receiver.behave(path, { hang: true });
+      await v.advanceClock(org.id, 60);
+      await settle(1500);
+      const held = receiver.deliveries.filter((d) => d.path === path).length - backlog;
+      expect(held).toBeGreaterThan(0);
+      expect(held).toBeLessThanOrEqual(32);
+      expect(clock.waiting).toBe(held);
+      // Held answers time out after five seconds; then the others get their attempt.
+      clock.advance(5000);
+      await receiver.waitFor(path, backlog + held + 1, 20_000);
+      for (let i = 0; i < 400 && receiver.deliveries.filter((d) => d.path === path).length < 2 * backlog; i++) {
+        await settle(5);
+        clock.advance(5000);
+      }
+      expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(2 * backlog);
+    } finally {
+      // A wait still running would hold the server's stop: end them all.
+      clock.advance(60_000);
+      await v.close();
+    }
   }, 40_000);
 });
