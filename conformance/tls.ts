@@ -9,7 +9,6 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
-import { generate } from 'selfsigned';
 
 export interface ReceiverTls {
   /** The file of the CA certificate the target must trust. */
@@ -19,6 +18,10 @@ export interface ReceiverTls {
 }
 
 const DAY_MS = 24 * 3600 * 1000;
+// Loaded when a certificate is made: the heaviest import of the suite, and most runs serve
+// no TLS, so every other start is spared it.
+const generate: typeof import('selfsigned')['generate'] = async (...args) =>
+  (await import('selfsigned')).generate(...args);
 const common = { keyType: 'ec' as const, algorithm: 'sha256' };
 
 async function loadOrMakeCa(dir: string): Promise<{ cert: string; key: string; file: string }> {
