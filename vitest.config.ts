@@ -48,6 +48,9 @@ export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 60_000,
+    // A page or a server on a machine busy with the other test file may take longer than
+    // the default second to get where a poll waits for it; a poll that never holds still fails.
+    expect: { poll: { timeout: 10_000 } },
     // Two files at a time: most of a file's time is waiting (webhook answers, the suite's
     // runs in child processes, the database), so the second core is not idle while one waits.
     maxWorkers: 2,
