@@ -36,25 +36,36 @@ function hookPath(behaviour?: { status: number } | { hang: true }): string {
 
 async function paidSession(
   org: Org,
-  options: { rail?: 'card' | 'open_banking'; path?: string; checkoutMethod?: string; token?: string } = {},
+  options: {
+    rail?: 'card' | 'open_banking';
+    path?: string;
+    checkoutMethod?: string;
+    token?: string;
+    /** Another server than the file's (one with a virtual clock). */
+    server?: TestServer;
+  } = {},
 ) {
+  const server = options.server ?? t;
   const rail = options.rail ?? 'card';
   const body = sessionRequest({
     checkoutMethod: options.checkoutMethod ?? rail,
     foreignTransactionId: `order-${pathCounter}`,
     ...(options.path ? { webhookUrl: `${receiver.url}${options.path}` } : {}),
   });
-  const created = await t.request('POST', '/api/checkout-sessions', { token: options.token ?? org.testToken, body });
+  const created = await server.request('POST', '/api/checkout-sessions', {
+    token: options.token ?? org.testToken,
+    body,
+  });
   expect(created.status).toBe(200);
-  const paid = await t.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
+  const paid = await server.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
     rail,
     outcome: 'succeeded',
   });
   return { session: created.body, paid };
 }
 
-const deliveries = (query: string) =>
-  t.sandbox('GET', `/sandbox/webhook-deliveries?${query}`).then((r) => r.deliveries as any[]);
+const deliveries = (query: string, server = t) =>
+  server.sandbox('GET', `/sandbox/webhook-deliveries?${query}`).then((r: any) => r.deliveries as any[]);
 const settle = (ms = 300) => new Promise((r) => setTimeout(r, ms));
 
 describe('a signed delivery on completion', () => {
@@ -211,18 +222,8 @@ describe('attempts per rail', () => {
     try {
       const org = await v.organisation();
       const path = hookPath({ hang: true });
-      const created = await v.request('POST', '/api/checkout-sessions', {
-        token: org.testToken,
-        body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
-      });
-      await v.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
-        rail: 'card',
-        outcome: 'succeeded',
-      });
-      const list = () =>
-        v
-          .sandbox('GET', `/sandbox/webhook-deliveries?checkoutSessionId=${created.body.id}`)
-          .then((r: any) => r.deliveries as any[]);
+      const { session } = await paidSession(org, { path, server: v });
+      const list = () => deliveries(`checkoutSessionId=${session.id}`, v);
       for (const [attempt, retryAfter] of [
         [1, 0],
         [2, 60],
@@ -419,16 +420,7 @@ describe('a backlog of due card retries', () => {
       const org = await v.organisation();
       const path = hookPath({ status: 500 });
       const backlog = 40;
-      for (let i = 0; i < backlog; i++) {
-        const created = await v.request('POST', '/api/checkout-sessions', {
-          token: org.testToken,
-          body: sessionRequest({ checkoutMethod: 'card', webhookUrl: `${receiver.url}${path}` }),
-        });
-        await v.sandbox('POST', `/sandbox/checkout-sessions/${created.body.id}/attempts`, {
-          rail: 'card',
-          outcome: 'succeeded',
-        });
-      }
+      for (let i = 0; i < backlog; i++) await paidSession(org, { path, server: v });
       await receiver.waitFor(path, backlog);
       // Every retry is now due at once, and the receiver holds every answer.
       receiver.behave(path, { hang: true });
