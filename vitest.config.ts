@@ -54,6 +54,12 @@ export default defineConfig({
     // Two files at a time: most of a file's time is waiting (webhook answers, the suite's
     // runs in child processes, the database), so the second core is not idle while one waits.
     maxWorkers: 2,
+    // A worker keeps the modules it has loaded from one file to the next: loading the
+    // server, the suite and the client again for each of some eighty files cost more than
+    // many files' tests. No test may leave state behind: every server a file starts, it
+    // closes; a variable of the environment it sets, it restores. The two projects still
+    // run in workers of their own (their environments differ).
+    isolate: false,
     sequence: { sequencer: LongestFirst },
     provide: { postgres },
     projects: [

@@ -10,7 +10,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createPaymentClient, WebhookVerificationError } from '../../client/index.ts';
 import { fulfilmentsInMemory, type ReceiverSetup } from '../../examples/receivers/deliveries.ts';
 import { createReceiver as expressReceiver } from '../../examples/receivers/express.ts';
@@ -33,6 +33,8 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const close of closers) await close();
   await t?.close();
+  // The example's environment, as it was: the worker goes on to other files.
+  vi.unstubAllEnvs();
 });
 
 const setup = (): ReceiverSetup => ({
@@ -68,10 +70,10 @@ const recipes: Record<string, () => Promise<string>> = {
   // The client README's example: onWebhook throws on a bad signature (answer 400) and on a
   // failed read (answer 500), as its comments say; PAYMENT_BASE_URL and the secrets from the env.
   'the client README’s example': async () => {
-    process.env.PAYMENT_BASE_URL = t.url;
-    process.env.CLIENT_ID = org.apiKeys.test.clientId;
-    process.env.CLIENT_SECRET = org.apiKeys.test.clientSecret;
-    process.env.WEBHOOK_SECRET = org.webhookSigningSecret;
+    vi.stubEnv('PAYMENT_BASE_URL', t.url);
+    vi.stubEnv('CLIENT_ID', org.apiKeys.test.clientId);
+    vi.stubEnv('CLIENT_SECRET', org.apiKeys.test.clientSecret);
+    vi.stubEnv('WEBHOOK_SECRET', org.webhookSigningSecret);
     const { onWebhook } = await import('../../examples/integration.ts');
     const server = http.createServer(async (req, res) => {
       const chunks: Buffer[] = [];
