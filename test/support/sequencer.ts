@@ -8,20 +8,26 @@
 import { relative } from 'node:path';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
-/** Files that each take a minute or more, the longest first. */
+/** Files that each take ten seconds or more, the longest first. */
 export const LONG_FILES = [
   'test/e2e/conformance-exploration.test.ts',
   'test/e2e/conformance-clause-mutants.test.ts',
   'test/e2e/conformance-adapters.test.ts',
   'test/e2e/conformance-legal.test.ts',
-  'test/server/delivery-store-failures.test.ts',
-  'test/e2e/conformance-receiver.test.ts',
   'test/packaging.test.ts',
-  'test/e2e/conformance-mutants.test.ts',
   'test/e2e/multi-instance.test.ts',
   'test/e2e/docs.browser.test.ts',
   'test/e2e/conformance.test.ts',
   'test/server/cli.test.ts',
+  'test/e2e/conformance-mutants.test.ts',
+  'test/readme-tour.test.ts',
+  'test/e2e/conformance-receiver.test.ts',
+  'test/e2e/conformance-second-implementation.test.ts',
+  'test/server/webhook-crash.test.ts',
+  'test/server/delivery-store-failures.test.ts',
+  'test/server/webhooks.test.ts',
+  'test/server/large-fields.test.ts',
+  'test/e2e/hosted-page.browser.test.ts',
 ];
 
 export class LongestFirst extends BaseSequencer {
