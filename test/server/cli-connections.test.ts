@@ -7,111 +7,49 @@
  * - SIGTERM stops taking connections and requests at once, answers the request under
  *   way (with `Connection: close`), then exits.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import http from 'node:http';
 import net from 'node:net';
-import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { repoRoot } from '../support/description.ts';
+import { startReceiver } from '../support/receiver.ts';
 import { checkedRequest, sessionRequest } from '../support/server.ts';
+import { killServerProcesses, type StartedServer, startServerProcess } from '../support/server-process.ts';
 
-const BIN = path.join(repoRoot, 'server/dist/cli.js');
 const SANDBOX = 'sbx-cli-connections-test-token-0123456789';
-const LISTENING = /^payment-server listening on (http:\/\/\S+)$/;
 
-const children = new Set<ChildProcess>();
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
 const closers: Array<() => unknown> = [];
 afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
-afterAll(() => {
-  for (const child of children) child.kill('SIGKILL');
-});
+afterAll(() => killServerProcesses());
 
-interface Cli {
-  child: ChildProcess;
-  url: string;
-  port: number;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-/** Starts the CLI on a free port with an in-memory database, under `ulimit -n descriptors` when given. */
-async function startCli(descriptors?: number): Promise<Cli> {
-  const env: NodeJS.ProcessEnv = { ...process.env, LOG_LEVEL: 'info' };
-  for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete env[name];
-  const args = [BIN, '--port', '0', '--db', ':memory:', '--sandbox-token', SANDBOX];
-  const child =
-    descriptors === undefined
-      ? spawn(process.execPath, args, { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] })
-      : spawn('/bin/sh', ['-c', `ulimit -n ${descriptors} && exec "$0" "$@"`, process.execPath, ...args], {
-          cwd: repoRoot,
-          env,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        });
-  children.add(child);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    }),
-  );
+/** Starts the command on a free port with an in-memory database, its logs at info, under `ulimit -n descriptors` when given. */
+async function startCli(descriptors?: number): Promise<StartedServer> {
+  const server = await startServerProcess(['--port', '0', '--db', ':memory:', '--sandbox-token', SANDBOX], {
+    env: { LOG_LEVEL: 'info' },
+    ...(descriptors === undefined ? {} : { descriptors }),
+  });
   closers.push(async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-    await exited;
+    if (server.child.exitCode === null && server.child.signalCode === null) server.child.kill('SIGKILL');
+    await server.exited;
   });
-  let stdout = '';
-  let stderr = '';
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no start within 20 s\n${stdout}\n${stderr}`)), 20_000);
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-      stdout += chunk;
-      const lines = stdout.split('\n');
-      const listening = lines.map((l) => LISTENING.exec(l)).find(Boolean);
-      if (listening && lines.some((l) => l.startsWith('docs: '))) {
-        clearTimeout(timer);
-        resolve(listening[1]!);
-      }
-    });
-    void exited.then(() => reject(new Error(`exited at start\n${stdout}\n${stderr}`)));
-  });
-  return { child, url, port: Number(new URL(url).port), stderr: () => stderr, exited };
+  return server;
 }
 
-/** A webhook receiver on loopback: records each delivery, answers 200 after `delayMs`. */
+/** A webhook receiver on loopback whose answers (200) wait `delayMs`; deliveries go to its /hooks. */
 async function receiver(delayMs = 0) {
-  const received: Array<{ path: string; body: string }> = [];
-  const waiters = new Set<() => void>();
-  const server = http.createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8').on('data', (chunk: string) => (body += chunk));
-    req.on('end', () => {
-      received.push({ path: req.url!, body });
-      for (const wake of waiters) wake();
-      setTimeout(() => res.end('ok'), delayMs);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(() => new Promise((resolve) => server.close(resolve)));
-  server.unref();
-  const { port } = server.address() as net.AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    received,
-    waitFor(count: number, timeoutMs = 5000): Promise<void> {
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`${received.length} of ${count} webhooks`)), timeoutMs);
-        const check = () => {
-          if (received.length < count) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          resolve();
-        };
-        waiters.add(check);
-        check();
-      });
+  const hooks = await startReceiver({
+    handle: async () => {
+      await sleep(delayMs);
+      return 200;
     },
+  });
+  closers.push(() => hooks.close());
+  return {
+    url: `${hooks.url}/hooks`,
+    deliveries: hooks.deliveries,
+    waitFor: (count: number) => hooks.waitFor('/hooks', count, 5000),
   };
 }
 
@@ -167,8 +105,6 @@ function idleConnection(port: number): Promise<{ socket: net.Socket; open: () =>
   });
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe('a flood of idle connections', () => {
   const DESCRIPTORS = 1024;
   const FLOOD = 3000;
@@ -218,7 +154,7 @@ describe('a flood of idle connections', () => {
     expect(flood.filter((c) => c.open()).length).toBe(held);
     const healthDuring = await send(agent, server.url, 'GET', '/healthz');
     expect(healthDuring).toMatchObject({ status: 200, reused: true });
-    console.log(`during the flood: webhook delivered (${hooks.received.length}), /healthz ${healthDuring.status}`);
+    console.log(`during the flood: webhook delivered (${hooks.deliveries.length}), /healthz ${healthDuring.status}`);
 
     for (const c of flood) c.socket.destroy();
     let health: Response | undefined;

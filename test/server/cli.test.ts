@@ -27,115 +27,31 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
+import { freePort } from '../support/mutating-proxy.ts';
 import { ADMIN_URL, freshDatabase, postgresAvailable } from '../support/postgres.ts';
+import {
+  type Exit,
+  killServerProcesses,
+  LISTENING,
+  runServerProcess,
+  SERVER_BIN,
+  type ServerProcess,
+  START_TIMEOUT_MS,
+  startServerProcess,
+} from '../support/server-process.ts';
 
-const BIN = path.join(repoRoot, 'server/dist/cli.js');
-const START_TIMEOUT_MS = 20_000;
 const STOP_TIMEOUT_MS = 5_000;
-const LISTENING = /^payment-server listening on (http:\/\/(\S+?):(\d+))$/;
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'payment-cli-'));
+/** The processes started other than through server-process.ts (the one on a terminal). */
 const children = new Set<ChildProcess>();
 
-interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-}
+/** The command with a clean environment: none of the server's variables unless given, logs silent. */
+const run = (args: string[], env: Record<string, string> = {}, cwd = repoRoot) => runServerProcess(args, { env, cwd });
+const start = (args: string[], env: Record<string, string> = {}, cwd = repoRoot) =>
+  startServerProcess(args, { env, cwd });
 
-interface Running {
-  child: ChildProcess;
-  /** Every stdout line so far. */
-  lines: string[];
-  stderr: () => string;
-  /** Resolves with the first stdout line matching, or rejects on exit or timeout. */
-  waitForLine(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
-  exited: Promise<Exit>;
-}
-
-/** Runs the CLI with a clean environment: none of the server's variables unless given, logs silent. */
-function run(args: string[], env: Record<string, string> = {}, cwd = repoRoot): Running {
-  const base = { ...process.env };
-  for (const name of ['SANDBOX_TOKEN', 'PORT', 'HOST', 'DATABASE_URL', 'PUBLIC_URL', 'DOCS_URL']) delete base[name];
-  const child = spawn(process.execPath, [BIN, ...args], {
-    cwd,
-    env: { ...base, LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  const lines: string[] = [];
-  let partial = '';
-  let stderr = '';
-  const waiters = new Set<() => void>();
-  child.stdout!.setEncoding('utf8').on('data', (chunk: string) => {
-    const parts = (partial + chunk).split('\n');
-    partial = parts.pop()!;
-    lines.push(...parts.map((l) => l.replace(/\r$/, '')));
-    for (const wake of waiters) wake();
-  });
-  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => {
-    stderr += chunk;
-  });
-  const exited = new Promise<Exit>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-      for (const wake of waiters) wake();
-    });
-  });
-  let hasExited = false;
-  void exited.then(() => (hasExited = true));
-
-  function waitForLine(pattern: RegExp, timeoutMs = START_TIMEOUT_MS): Promise<RegExpMatchArray> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        for (const line of lines) {
-          const match = pattern.exec(line);
-          if (match) return done(() => resolve(match));
-        }
-        if (hasExited || child.exitCode !== null)
-          done(() =>
-            reject(
-              new Error(
-                `payment-server exited before printing ${pattern}\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`,
-              ),
-            ),
-          );
-      };
-      const timer = setTimeout(
-        () =>
-          done(() =>
-            reject(
-              new Error(`no line ${pattern} within ${timeoutMs} ms\nstdout:\n${lines.join('\n')}\nstderr:\n${stderr}`),
-            ),
-          ),
-        timeoutMs,
-      );
-      const done = (settle: () => void) => {
-        clearTimeout(timer);
-        waiters.delete(check);
-        settle();
-      };
-      waiters.add(check);
-      check();
-    });
-  }
-
-  return { child, lines, stderr: () => stderr, waitForLine, exited };
-}
-
-/**
- * Starts the server and waits until it has printed everything it prints at start (the docs
- * line comes last) and has answered a request after that.
- */
-async function start(args: string[], env: Record<string, string> = {}, cwd = repoRoot) {
-  const server = run(args, env, cwd);
-  const [, url, host, port] = await server.waitForLine(LISTENING);
-  await server.waitForLine(/^docs: /);
-  await fetch(`${url}/healthz`);
-  return { ...server, url: url!, host: host!, port: Number(port) };
-}
-
-async function stop(server: Running, signal: NodeJS.Signals): Promise<Exit> {
+async function stop(server: ServerProcess, signal: NodeJS.Signals): Promise<Exit> {
   server.child.kill(signal);
   return withTimeout(
     server.exited,
@@ -190,19 +106,8 @@ function sandboxCreateOrganisation(url: string, token?: string) {
   });
 }
 
-/** A free TCP port on the loopback interface (closed again before use). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
-
 afterAll(() => {
+  killServerProcesses();
   for (const child of children) child.kill('SIGKILL');
   rmSync(tmp, { recursive: true, force: true });
 });
@@ -327,7 +232,7 @@ describe('payment-server on a database file whose demo key was deleted', () => {
 describe('payment-server logs', () => {
   it('writes pretty lines when stderr is a terminal (JSON lines otherwise, below)', async () => {
     // script(1) gives the server a pseudo-terminal for stdout and stderr alike.
-    const command = [process.execPath, BIN, '--port', '0', '--db', ':memory:'].map((a) => `'${a}'`).join(' ');
+    const command = [process.execPath, SERVER_BIN, '--port', '0', '--db', ':memory:'].map((a) => `'${a}'`).join(' ');
     const child = spawn('script', ['-qfec', command, '/dev/null'], {
       cwd: repoRoot,
       env: { ...process.env, LOG_LEVEL: 'info', NO_COLOR: '1' },
