@@ -93,8 +93,9 @@ export class CheckSkipped extends Error {
 }
 
 /**
- * Thrown when the target leaves nothing to judge: it kept throttling the suite (429) after
- * every wait its Retry-After asked for. The check ends in error, never failed.
+ * Thrown when the run leaves nothing to judge: the target kept throttling the suite (429)
+ * after every wait its Retry-After asked for, or the suite's own receiver answered later
+ * than the check needed. The check ends in error, never failed.
  */
 export class NoVerdict extends Error {}
 

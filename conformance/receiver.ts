@@ -20,6 +20,11 @@ export interface Received {
   attempt: number;
   /** How the receiver answered: a status at once, or held past the service's wait. */
   answer?: Answer;
+  /**
+   * When the receiver answered (or would have, had the target not hung up): a held
+   * answer goes when its timer fires, which on a busy machine is later than asked for.
+   */
+  answeredAt?: number;
 }
 
 /** How to answer the n-th delivery to a path: a status, or hold the answer this long (ms) and then answer 200. */
@@ -87,18 +92,22 @@ export class CaptureReceiver {
       for (const listener of this.listeners) listener();
       const answer = (this.behaviours.get(path) ?? (() => ({ status: 200 })))(delivery.attempt);
       delivery.answer = answer;
+      const send = (status: number) => {
+        delivery.answeredAt = Date.now();
+        if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      };
       if ('holdMs' in answer) {
         const entry = {
           res,
           timer: setTimeout(() => {
             this.held.delete(entry);
-            if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+            send(200);
           }, answer.holdMs),
         };
         this.held.add(entry);
         return;
       }
-      res.writeHead(answer.status, { 'content-type': 'application/json' }).end('{}');
+      send(answer.status);
     });
   }
 

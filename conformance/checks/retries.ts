@@ -6,6 +6,7 @@
  */
 import type { Capability, Delivery, Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
+import { NoVerdict } from '../outcome.ts';
 import type { Check } from '../check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import { show } from '../json.ts';
@@ -95,6 +96,9 @@ function attemptsCheck(c: AttemptsCheck): Check {
  * sooner records a failure (and retries a card delivery, or loses an open-banking one).
  * Only the record tells a retry from an allowed duplicate, so the check needs it.
  */
+/** How much later than asked the receiver's slow answer may go and still leave the target time to hear it. */
+const ANSWER_LATENESS_MS = 1000;
+
 function slowAnswerCheck(id: string, rail: Rail): Check {
   const railName = rail === 'card' ? 'card rail' : 'open banking rail';
   return {
@@ -124,6 +128,14 @@ function slowAnswerCheck(id: string, rail: Rail): Check {
       if (!record) fail('The target delivered, but its delivery records list no attempt.');
       const status = record.responseStatus;
       if (typeof status !== 'number' || status < 200 || status > 299) {
+        // The answer must leave well inside the five seconds for the target to be blamed:
+        // a receiver starved of its own machine's time answers late through no fault of the target.
+        const answered = d.answeredAt === undefined ? undefined : d.answeredAt - d.receivedAt;
+        const waited = answered ?? Date.now() - d.receivedAt;
+        if (waited > SLOW_ANSWER_MS + ANSWER_LATENESS_MS)
+          throw new NoVerdict(
+            `The suite's receiver was to answer ${SLOW_ANSWER_MS / 1000} s after the delivery arrived, but its machine was too busy: it ${answered === undefined ? 'had not answered' : 'answered'} ${(waited / 1000).toFixed(1)} s after. The target's record (${status === null ? `no answer: ${show(record.error)}` : `status ${status}`}) cannot be judged.`,
+          );
         const lost =
           rail === 'card' ? 'it will be retried as if it had failed' : 'the one attempt is counted as failed';
         failWith(

@@ -9,6 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
@@ -601,6 +602,32 @@ describe('setup problems and run configuration', () => {
       server.close();
     }
   }, 30_000);
+
+  it('a receiver answer its own busy machine made late is no verdict on the target (HOOK-028, HOOK-029)', async () => {
+    // A starved event loop, as the suite's process sees it: its timers of the slow answer
+    // (3.5 s, inside the five seconds the service waits) fire 2.5 s late, after the wait.
+    const starved = path.join(full.dir, 'starved-timers.mjs');
+    writeFileSync(
+      starved,
+      `const setTimeoutOnTime = globalThis.setTimeout;
+globalThis.setTimeout = (callback, ms, ...rest) => setTimeoutOnTime(callback, ms === 3500 ? ms + 2500 : ms, ...rest);
+`,
+    );
+    const run = await runSuite(
+      ['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--only', 'HOOK-028,HOOK-029'],
+      {},
+      {
+        nodeArgs: ['--import', pathToFileURL(starved).href],
+      },
+    );
+    for (const id of ['HOOK-028', 'HOOK-029']) {
+      expect(run.result(id).status, explain(run)).toBe('error');
+      expect(run.result(id).reason).toMatch(
+        /^The suite's receiver was to answer 3\.5 s after the delivery arrived, but its machine was too busy: it (had not answered|answered) [\d.]+ s after\. The target's record \(no answer: .*\) cannot be judged\.$/,
+      );
+    }
+    expect(run.code).toBe(2);
+  }, 60_000);
 
   it('--config deliveryWaitMs is accepted with a sandbox, and a bad value is a setup error', async () => {
     const good = path.join(full.dir, 'wait.json');
