@@ -272,7 +272,7 @@ export const idempotencyChecks: Check[] = [
     clauses: ['auth.mode', 'conv.mode', 'res.create.test-mode', 'idem.replay'],
     section,
     title:
-      'a live key using a key a test key used, with the same body, gets a live session of its own: mode is decided by the API key',
+      'a live key using a key a test key used, with the same body, is never answered with the test session: mode is decided by the API key',
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
       const key = ctx.newKey();
@@ -280,7 +280,11 @@ export const idempotencyChecks: Check[] = [
       const test = await ctx.api.createSession(org, body, { idempotencyKey: key });
       expectStatus(test, 200, 'the create with the test key');
       const live = await ctx.api.createSession(org, body, { idempotencyKey: key, mode: 'live' });
-      expectStatus(live, 200, 'the same create with the live key');
+      // Which keys share a memory the document leaves open (IDEM-008's assumption): a key
+      // remembered per organisation may refuse the live create as a reused key; what the
+      // document rules out is a live key answered with the test key's payment.
+      if (live.status === 400 && at(live.json, 'error', 'code') === 'idempotency_error') return;
+      expectStatus(live, 200, 'the same create with the live key (or 400 idempotency_error, the key taken)');
       expect(
         at(live.json, 'testMode') === false && at(live.json, 'id') !== at(test.json, 'id'),
         `The live key was answered ${at(live.json, 'id') === at(test.json, 'id') ? 'the test key’s session' : 'a session'} with testMode ${show(at(live.json, 'testMode'))}: test or live is decided by the API key used.`,

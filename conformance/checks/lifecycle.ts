@@ -94,7 +94,7 @@ export const lifecycleChecks: Check[] = [
       await ctx.target.advanceClock(org, 24 * 3600 + 60);
       const [paidRead, declinedRead] = [
         await ctx.api.readSession(org, paid.id),
-        await ctx.api.readSession(org, declined.id),
+        await ctx.api.readSessionUntil(org, declined.id, 'expired'),
       ];
       expectStatus(paidRead, 200, 'reading a paid session 24 hours on');
       expect(

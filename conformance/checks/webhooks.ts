@@ -264,7 +264,7 @@ const checks: Check[] = [
       const hook = ctx.hooks.hook('expired');
       const session = await ctx.api.session(org, { webhookUrl: hook.url });
       await ctx.target.advanceClock(org, 24 * 3600 + 60);
-      const read = await ctx.api.readSession(org, session.id);
+      const read = await ctx.api.readSessionUntil(org, session.id, 'expired');
       const status = at(read.json, 'status');
       expect(status === 'expired', `The session must read expired after 24 hours; received ${show(status)}.`, read);
       await ctx.target.advanceClock(org, 3600);

@@ -7,8 +7,9 @@ import { expect, expectStatus } from '../assert.ts';
 import type { Credentials } from '../adapter.ts';
 import type { Exchange } from '../exchange.ts';
 import { type RequestOptions, send } from '../http.ts';
-import { isObject, type JsonObject, text } from '../json.ts';
+import { at, isObject, type JsonObject, text } from '../json.ts';
 import { CheckFailure, CheckSkipped, NoVerdict } from '../outcome.ts';
+import { poll } from '../poll.ts';
 import { skipWhenReceiverRefused } from './hooks.ts';
 import type { Mode, Org } from './organisations.ts';
 import type { RunContext } from './run-context.ts';
@@ -191,6 +192,19 @@ export class Api {
     return this.send('GET', `/api/checkout-sessions/${encodeURIComponent(id)}`, {
       token: token ?? (await this.token(org)),
     });
+  }
+
+  /**
+   * Reads a session until it reads `status` (or answers other than 200), for up to
+   * --settle-timeout: a target may move sessions on in a sweep of its own (expiry after
+   * 24 hours) rather than at the moment they are read.
+   */
+  readSessionUntil(org: Org, id: string, status: string): Promise<Exchange> {
+    return poll(
+      () => this.readSession(org, id),
+      (read) => read.status !== 200 || at(read.json, 'status') === status,
+      this.run.settings.settleTimeoutMs,
+    );
   }
 
   /** Notes whose payment a create answered, and its hosted page, for read-backs and manual attempts. */

@@ -206,6 +206,49 @@ function combine(...mutations: Mutation[]): Mutation {
   };
 }
 
+/**
+ * Sessions expire in a sweep of the target's own, not at the moment they are read: a session
+ * past its 24 hours reads created for a second and a half more.
+ */
+function expirySweep(): Mutation {
+  const due = new Map<string, number>();
+  return {
+    response: (m, r) => {
+      if (m.method !== 'GET' || !/^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m)) || r.status !== 200) return r;
+      const session = parse(r.body);
+      if (session?.status !== 'expired') return r;
+      const since = due.get(session.id) ?? Date.now();
+      due.set(session.id, since);
+      return Date.now() - since < 1500 ? editJson(r, (b) => ({ ...b, status: 'created' })) : r;
+    },
+  };
+}
+
+/**
+ * Idempotency-Keys remembered per organisation rather than per organisation and mode (the
+ * document leaves the scope open): a live create under a key a test create used is refused
+ * as the key reused.
+ */
+function keysPerOrganisation(): Mutation {
+  const testKeys = new Set<string>();
+  return {
+    response: (m, r) => {
+      const key = m.headers['idempotency-key'];
+      if (!isCreate(m) || typeof key !== 'string' || r.status !== 200) return r;
+      const testMode = parse(r.body)?.testMode;
+      if (testMode === true) testKeys.add(key);
+      if (testMode !== false || !testKeys.has(key)) return r;
+      const error = {
+        code: 'idempotency_error',
+        message: 'This Idempotency-Key was used by another request of the organisation.',
+        param: null,
+        doc_url: `${t.url}/docs/errors/#idempotency_error`,
+      };
+      return { ...editJson(r, () => ({ error })), status: 400 };
+    },
+  };
+}
+
 const legal: Variant[] = [
   {
     name: 'error messages worded differently',
@@ -267,6 +310,16 @@ const legal: Variant[] = [
     name: 'a payment in flight announced as checkout_session.pending',
     api: pendingEvent(),
     only: 'HOOK-006,LIFE-004',
+  },
+  {
+    name: 'sessions expired in a sweep, a moment after they are due',
+    api: expirySweep(),
+    only: 'READ-006,LIFE-004,HOOK-007',
+  },
+  {
+    name: 'Idempotency-Keys remembered per organisation, whatever the mode',
+    api: keysPerOrganisation(),
+    only: 'IDEM-*,READ-007,RESP-00[1-6]',
   },
 ];
 
@@ -397,6 +450,8 @@ describe.concurrent('legal variants pass', () => {
         refusalTime,
         replayedServerError(),
         pendingEvent(),
+        expirySweep(),
+        keysPerOrganisation(),
       ),
       hook: combine(idFormatHook, signatureHeader, repeatedDelivery, namedVersion),
     });
