@@ -31,7 +31,9 @@ export async function deliveryPreflight(run: RunContext): Promise<Preflight> {
         reason: `the delivery preflight could not create a session with webhookUrl ${hook.url} (status ${created.status}): ${created.text.slice(0, 200)}`,
       };
     await ctx.target.pay(org, id, 'card', 'succeeded');
-    if ((await ctx.hooks.waitFor(hook, 1)).length > 0) return { ok: true };
+    // Any delivery shows the target reaches the receiver, one of another event kind too
+    // (the checks then judge what kind it sent).
+    if ((await ctx.hooks.waitFor(hook, 1)).length > 0 || ctx.hooks.receivedOther(hook).length > 0) return { ok: true };
     let record = '';
     if (records) {
       const found = await ctx.target.deliveries({ checkoutSessionId: id });

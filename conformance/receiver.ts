@@ -16,7 +16,7 @@ export interface Received {
   /** Parsed JSON, or undefined. Nothing about its shape is assumed. */
   body: unknown;
   receivedAt: number;
-  /** 1 for the first delivery to this path, 2 for the next... */
+  /** 1 for the first delivery to this path, 2 for the next... (other event kinds counted apart). */
   attempt: number;
   /** How the receiver answered: a status at once, or held past the service's wait. */
   answer?: Answer;
@@ -30,6 +30,19 @@ export interface Received {
 /** How to answer the n-th delivery to a path: a status, or hold the answer this long (ms) and then answer 200. */
 export type Answer = { status: number } | { holdMs: number };
 export type Behaviour = (attempt: number) => Answer;
+
+/** The one event the document gives a meaning: paid. */
+export const COMPLETED_EVENT = 'checkout_session.completed';
+
+/**
+ * A delivery of an event kind the document does not name ("More event values will be
+ * added"): the receiver answers it 2xx, as the document asks of receivers, and keeps it
+ * apart, so that it is neither an attempt of the completed event nor taken for one.
+ */
+export const isOtherEvent = (d: Pick<Received, 'body'>) => {
+  const event = (d.body as { event?: unknown } | null | undefined)?.event;
+  return typeof event === 'string' && event !== COMPLETED_EVENT;
+};
 
 /** Did the receiver accept this delivery in time (a 2xx at once)? */
 export const acceptedInTime = (d: Received) =>
@@ -47,6 +60,8 @@ export function attemptsOf(deliveries: Received[]): Received[] {
 export class CaptureReceiver {
   private server: http.Server | https.Server | undefined;
   private readonly deliveries = new Map<string, Received[]>();
+  /** Deliveries of other event kinds, by path (see isOtherEvent). */
+  private readonly otherEvents = new Map<string, Received[]>();
   private readonly behaviours = new Map<string, Behaviour>();
   private readonly held = new Set<{ res: http.ServerResponse; timer: NodeJS.Timeout }>();
   private listeners = new Set<() => void>();
@@ -77,7 +92,9 @@ export class CaptureReceiver {
         body = undefined;
       }
       const path = (req.url ?? '/').split('?')[0]!;
-      const list = this.deliveries.get(path) ?? [];
+      const other = isOtherEvent({ body });
+      const lists = other ? this.otherEvents : this.deliveries;
+      const list = lists.get(path) ?? [];
       const delivery: Received = {
         method: req.method ?? '',
         path,
@@ -88,9 +105,10 @@ export class CaptureReceiver {
         attempt: list.length + 1,
       };
       list.push(delivery);
-      this.deliveries.set(path, list);
+      lists.set(path, list);
       for (const listener of this.listeners) listener();
-      const answer = (this.behaviours.get(path) ?? (() => ({ status: 200 })))(delivery.attempt);
+      const behaviour = other ? undefined : this.behaviours.get(path);
+      const answer = (behaviour ?? (() => ({ status: 200 })))(delivery.attempt);
       delivery.answer = answer;
       const send = (status: number) => {
         delivery.answeredAt = Date.now();
@@ -115,13 +133,24 @@ export class CaptureReceiver {
     this.behaviours.set(path, behaviour);
   }
 
-  /** Every delivery so far, to any path. */
+  /** Every delivery so far, to any path, but those of other event kinds. */
   all(): Received[] {
     return [...this.deliveries.values()].flat();
   }
 
+  /** Every delivery so far, to any path, other event kinds included, in the order they arrived. */
+  everything(): Received[] {
+    return [...this.all(), ...[...this.otherEvents.values()].flat()].sort((a, b) => a.receivedAt - b.receivedAt);
+  }
+
+  /** The deliveries to `path`, but those of other event kinds. */
   received(path: string): Received[] {
     return [...(this.deliveries.get(path) ?? [])];
+  }
+
+  /** The deliveries of other event kinds to `path`. */
+  receivedOther(path: string): Received[] {
+    return [...(this.otherEvents.get(path) ?? [])];
   }
 
   /** Resolves with the deliveries to `path` once there are `count`, or with what arrived by the deadline. */

@@ -16,7 +16,7 @@ import { legacyTransactionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Hook } from '../context/hooks.ts';
 import type { Org } from '../context/organisations.ts';
-import { text } from '../json.ts';
+import { at, show, text } from '../json.ts';
 import { CheckFailure, CheckSkipped } from '../outcome.ts';
 import { poll } from '../poll.ts';
 import type { Behaviour, Received } from '../receiver.ts';
@@ -150,7 +150,8 @@ export async function expectNothingDelivered(
   what: string,
 ) {
   await ctx.hooks.settle();
-  const got = hook ? ctx.hooks.received(hook) : [];
+  // No event at all, whatever its kind: the document sends none for failure or expiry.
+  const got = hook ? [...ctx.hooks.received(hook), ...ctx.hooks.receivedOther(hook)] : [];
   if (got.length > 0) failWith(`${what}: a webhook arrived at the receiver.`, got[0]);
   const records = await ctx.target.deliveries({ checkoutSessionId: sessionId });
   if (records.length > 0) {
@@ -211,8 +212,17 @@ export function failWith(message: string, d?: Received): never {
 /** The first delivery to the hook, which must come within --settle-timeout of the payment completing. */
 export async function firstDelivery(ctx: CheckContext, hook: Hook): Promise<Received> {
   const [d] = await ctx.hooks.waitFor(hook, 1);
-  if (!d) fail(`No webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing.`);
-  return d;
+  if (d) return d;
+  const within = `within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing`;
+  const others = ctx.hooks.receivedOther(hook);
+  if (others.length > 0) {
+    const kinds = [...new Set(others.map((o) => show(at(o.body, 'event'))))].join(', ');
+    failWith(
+      `No checkout_session.completed arrived ${within}, only events of other kinds (${kinds}): a payment that succeeds sends checkout_session.completed.`,
+      others[0],
+    );
+  }
+  fail(`No webhook arrived ${within}.`);
 }
 
 export function verifies(d: Received, secret: string): boolean {

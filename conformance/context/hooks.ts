@@ -56,6 +56,11 @@ export class Hooks {
     return this.run.receiver.received(hook.path);
   }
 
+  /** What arrived at the hook of event kinds other than checkout_session.completed. */
+  receivedOther(hook: Hook): Received[] {
+    return this.run.receiver.receivedOther(hook.path);
+  }
+
   /** Waits long enough to be sure nothing (more) is coming; stops when the check is abandoned. */
   settle(ms = this.run.settings.settleMs): Promise<void> {
     return new Promise((resolve, reject) => {

@@ -144,10 +144,10 @@ export class World {
     return index < 0 ? undefined : index;
   }
 
-  /** Every delivery to the sequence's receiver paths. */
+  /** Every delivery to the sequence's receiver paths, other event kinds included. */
   deliveries(): Received[] {
     const prefix = `/hooks/EXPL-001/${this.name}/`;
-    return this.run.receiver.all().filter((d) => d.path.startsWith(prefix));
+    return this.run.receiver.everything().filter((d) => d.path.startsWith(prefix));
   }
 
   /** The steps as numbered lines: shell comments for what happened outside the API, curl lines for requests. */
