@@ -90,15 +90,15 @@ function attemptsCheck(c: AttemptsCheck): Check {
   };
 }
 
+/** How much later than asked the receiver's slow answer may go and still leave the target time to hear it. */
+const ANSWER_LATENESS_MS = 1000;
+
 /**
  * The receiver answers 200 after SLOW_ANSWER_MS, inside the five seconds the service waits:
  * a success. The target's own record of the attempt must say so; a sender that gave up
  * sooner records a failure (and retries a card delivery, or loses an open-banking one).
  * Only the record tells a retry from an allowed duplicate, so the check needs it.
  */
-/** How much later than asked the receiver's slow answer may go and still leave the target time to hear it. */
-const ANSWER_LATENESS_MS = 1000;
-
 function slowAnswerCheck(id: string, rail: Rail): Check {
   const railName = rail === 'card' ? 'card rail' : 'open banking rail';
   return {
