@@ -338,7 +338,7 @@ const legal: Variant[] = [
   {
     name: 'sessions expired in a sweep, a moment after they are due',
     api: expirySweep(),
-    only: 'READ-006,LIFE-004,HOOK-007',
+    only: 'READ-006,LIFE-005,HOOK-007',
   },
   {
     name: 'Idempotency-Keys remembered per organisation, whatever the mode',
