@@ -1,14 +1,17 @@
 /**
- * Pact: the client's consumer tests write `contracts/payment-client-payment-service.json`,
- * then the reference server is verified against it, with provider states set up through
- * the sandbox API. The two halves run in order in this one file, so the verification
- * always reads the contract this run wrote.
+ * Pact: the client's consumer tests write the contract, then the reference server is
+ * verified against it, with provider states set up through the sandbox API. The two halves
+ * run in order in this one file, so the verification always reads the contract this run
+ * wrote. The run writes it to a directory of its own; only when every consumer test passed
+ * does it replace `contracts/payment-client-payment-service.json`, so a failing run never
+ * leaves the committed contract half written.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { MatchersV3, PactV3 } from '@pact-foundation/pact';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MatchersV3, PactV3, type V3MockServer } from '@pact-foundation/pact';
+import { getFfiLib } from '@pact-foundation/pact-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
   AuthenticationError,
   NotFoundError,
@@ -22,13 +25,45 @@ import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/serv
 
 const { like, regex, eachLike, fromProviderState, string, boolean, nullValue } = MatchersV3;
 
-const CONTRACT = join(CONTRACTS_DIR, 'payment-client-payment-service.json');
+const CONTRACT_FILE = 'payment-client-payment-service.json';
+const COMMITTED = join(CONTRACTS_DIR, CONTRACT_FILE);
+const written = mkdtempSync(join(tmpdir(), 'pact-contract-'));
+const CONTRACT = join(written, CONTRACT_FILE);
 const pact = new PactV3({
   consumer: 'payment-client',
   provider: 'payment-service',
-  dir: CONTRACTS_DIR,
+  dir: written,
   logLevel: 'error',
 });
+
+/**
+ * Pact's mock server answers a request before it records it as matched, and `executeTest`
+ * reads the records as soon as the test's function returns: on a busy machine an answered
+ * request can read as never received (pact-js #1835, pact-reference #535). So the test's
+ * function ends once the mock server has recorded every expected request, or a mismatch
+ * (which executeTest then reports). A request the client never sent can never be recorded:
+ * that wait alone ends at a bound, after which executeTest reports it missing.
+ */
+const ffi = getFfiLib('error');
+const LOOKS_FOR_A_REQUEST_NEVER_SENT = 500;
+async function recorded(mock: V3MockServer): Promise<void> {
+  for (let look = 0; look < LOOKS_FOR_A_REQUEST_NEVER_SENT; look++) {
+    if (ffi.pactffiMockServerMatched(mock.port)) return;
+    const mismatches = JSON.parse(ffi.pactffiMockServerMismatches(mock.port) || '[]') as { type: string }[];
+    if (mismatches.some((m) => m.type !== 'missing-request')) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** `pact.executeTest`, judged once the mock server has recorded what the client sent. */
+const executeTest = (test: (mock: V3MockServer) => Promise<void>) =>
+  pact.executeTest(async (mock) => {
+    try {
+      await test(mock);
+    } finally {
+      await recorded(mock);
+    }
+  });
 
 const EXAMPLE = {
   clientId: 'ck_test_example',
@@ -95,11 +130,19 @@ function clientOf(baseUrl: string, sent: string[] = []): PaymentClient {
 }
 
 describe('consumer: payment-client', () => {
-  beforeAll(() => rmSync(CONTRACT, { force: true }));
+  let everyTestPassed = true;
+  afterEach(({ task }) => {
+    if (task.result?.state !== 'pass') everyTestPassed = false;
+  });
+  afterAll(() => {
+    if (!everyTestPassed) return;
+    const contract = readFileSync(CONTRACT, 'utf8');
+    if (readFileSync(COMMITTED, 'utf8') !== contract) writeFileSync(COMMITTED, contract);
+  });
 
   it('fetches a token with the form-encoded key pair', async () => {
     tokenInteraction();
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       expect(await clientOf(mock.url).getAccessToken()).toBe(EXAMPLE.token);
     });
   });
@@ -124,7 +167,7 @@ describe('consumer: payment-client', () => {
         headers: { 'Content-Type': 'application/json' },
         body: { ...sessionBody('created'), url: regex('^https?://\\S+$', 'https://pay.example.com/pay/cs_example') },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const session = await clientOf(mock.url).createCheckoutSession(order);
       expect(session.id).toMatch(/^cs_/);
       expect(session.status).toBe('created');
@@ -153,7 +196,7 @@ describe('consumer: payment-client', () => {
           updatedAt: regex(ISO, '2026-01-01T00:00:00.000Z'),
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const confirmation = await clientOf(mock.url).confirmPayment('cs_example');
       expect(confirmation.paid).toBe(false);
     });
@@ -187,7 +230,7 @@ describe('consumer: payment-client', () => {
           },
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const error = await clientOf(mock.url)
         .createCheckoutSession(invalid)
         .catch((e: unknown) => e);
@@ -218,7 +261,7 @@ describe('consumer: payment-client', () => {
           },
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const error = await clientOf(mock.url)
         .getCheckoutSession('cs_doesnotexist')
         .catch((e: unknown) => e);
@@ -248,7 +291,7 @@ describe('consumer: payment-client', () => {
           },
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const sent: string[] = [];
       const error = await clientOf(mock.url, sent)
         .getCheckoutSession('cs_example')
@@ -292,7 +335,7 @@ describe('consumer: payment-client', () => {
           testMode: boolean(true),
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const link = await clientOf(mock.url).createPaymentLink(linkBody);
       expect(link.id).toMatch(new RegExp(UUID));
     });
@@ -322,7 +365,7 @@ describe('consumer: payment-client', () => {
           createdAt: regex(ISO, '2026-01-01T00:00:00.000Z'),
         },
       });
-    await pact.executeTest(async (mock) => {
+    await executeTest(async (mock) => {
       const confirmation = await clientOf(mock.url).confirmPayment('6f1c2a9e-3b7d-4c55-8e21-0a9b8c7d6e5f');
       expect(confirmation).toMatchObject({ paid: false, status: 'created' });
     });
