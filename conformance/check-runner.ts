@@ -8,7 +8,7 @@ import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
 import { deliveryPreflight } from './preflight.ts';
 import { CheckContext } from './context/check-context.ts';
-import type { Preflight, RunContext } from './context/run-context.ts';
+import { exploring, type Preflight, type RunContext } from './context/run-context.ts';
 import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
 import { evidenceOf } from './http.ts';
 import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker } from './outcome.ts';
@@ -42,14 +42,20 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
     return finish(options.preflight.status, options.preflight.reason);
   const abort = new AbortController();
   const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal, check.clauses);
+  const { budget } = run.settings.explore;
+  // Under a budget of cases an exploring check has no time limit: its cases bound it
+  // whatever the machine's speed, and each of its requests has a time limit of its own.
   const timeoutMs =
-    (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs)) +
-    (check.explores ? run.settings.explore.budgetMs + SHRINK_LIMIT_MS : 0);
+    check.explores && 'cases' in budget
+      ? undefined
+      : (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs)) +
+        (check.explores && 'ms' in budget ? budget.ms + SHRINK_LIMIT_MS : 0);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
       check.run(ctx),
       new Promise((_, reject) => {
+        if (timeoutMs === undefined) return;
         timer = setTimeout(() => {
           const failure = new CheckFailure(`The check did not finish within ${timeoutMs / 1000} s.`);
           reject(failure);
@@ -122,7 +128,7 @@ export async function runChecks(run: RunContext, checks: Check[], options: Runne
   const main = checks.filter((c) => (c.phase ?? 'main') === 'main');
   // Only when a webhook check will run: a manual adapter's person makes each payment.
   const wantsDeliveries = (c: Check) =>
-    (c.webhooks || (c.usesWebhooks && run.has('attempt') && run.settings.explore.budgetMs > 0)) &&
+    (c.webhooks || (c.usesWebhooks && run.has('attempt') && exploring(run.settings.explore.budget))) &&
     missingFor(c, run).length === 0;
   if (options.preflight === undefined && checks.some(wantsDeliveries))
     options = { ...options, preflight: await deliveryPreflight(run) };

@@ -83,12 +83,17 @@ export function buildProgram(setExit: (code: number) => void): Command {
       DEFAULT_EXPLORE_S,
     )
     .option(
+      '--explore-cases <n>',
+      'the exploration’s budget in cases instead of seconds: each lane draws n cases (operation sequences, combinations of boundary values), so that with --seed the same cases are drawn on any machine, however fast',
+      integer,
+    )
+    .option(
       '--seed <n>',
       'the exploration’s seed (printed by every run): the same seed replays the same sequences',
       integer,
     )
     .option('--concurrency <n>', 'checks run at once', integer, 8)
-    .action(async (o) => {
+    .action(async (o, command: Command) => {
       setExit(
         await runCommand(
           {
@@ -107,7 +112,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
             receiverPublicUrl: o.receiverPublicUrl,
             receiverTls: Boolean(o.receiverTls),
             settleTimeoutS: o.settleTimeout,
-            exploreS: o.explore,
+            // Its default stands only when --explore-cases does not give the budget instead.
+            exploreS: command.getOptionValueSource('explore') === 'default' ? undefined : o.explore,
+            exploreCases: o.exploreCases,
             seed: o.seed,
             concurrency: o.concurrency,
           },

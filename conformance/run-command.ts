@@ -54,6 +54,8 @@ export interface RunOptions {
   settleTimeoutS?: number;
   /** Seconds the exploration checks search (0 turns them off). */
   exploreS?: number;
+  /** Instead of seconds, the cases each lane of the exploration checks draws. */
+  exploreCases?: number;
   /** The exploration's seed: the same seed replays the same sequences. */
   seed?: number;
 }
@@ -265,6 +267,13 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   )
     throw new SetupError('--explore must be a whole number of seconds from 0 to 3600.');
   if (
+    options.exploreCases !== undefined &&
+    !(Number.isInteger(options.exploreCases) && options.exploreCases >= 1 && options.exploreCases <= 100_000)
+  )
+    throw new SetupError('--explore-cases must be a whole number from 1 to 100000.');
+  if (options.exploreCases !== undefined && options.exploreS !== undefined)
+    throw new SetupError('--explore and --explore-cases each give the exploration its budget: give one of them.');
+  if (
     options.seed !== undefined &&
     !(Number.isSafeInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)
   )
@@ -329,7 +338,10 @@ async function runWith(
     settleMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
     settleTimeoutMs: (options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S) * 1000,
     explore: {
-      budgetMs: (options.exploreS ?? DEFAULT_EXPLORE_S) * 1000,
+      budget:
+        options.exploreCases !== undefined
+          ? { cases: options.exploreCases }
+          : { ms: (options.exploreS ?? DEFAULT_EXPLORE_S) * 1000 },
       seed: options.seed ?? randomInt(2 ** 32),
     },
     strictAssumptions: options.strictAssumptions,

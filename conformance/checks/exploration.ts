@@ -12,7 +12,7 @@ import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Exchange } from '../exchange.ts';
 import { bodyWith, liveVariants, deriveVariants, expectedOf, type Variant } from '../explore/boundary.ts';
-import { describeFound, explore, findParameters, search, shrinkParameters } from '../explore/explorer.ts';
+import { describeFound, explore, findParameters, search, shrinkParameters, shrinkRuns } from '../explore/explorer.ts';
 import { Divergence, detailsProblem, invariants, namedFields } from '../explore/judge.ts';
 import { evidenceOf } from '../http.ts';
 import { at, show } from '../json.ts';
@@ -162,14 +162,14 @@ const BOUNDARY_CLAUSES = [
 
 /** How a run can be repeated: the flags that replay its exploration. */
 function replayFlags(ctx: CheckContext): string {
-  const { budgetMs, seed } = ctx.run.settings.explore;
-  return `--explore ${budgetMs / 1000} --seed ${seed}`;
+  const { budget, seed } = ctx.run.settings.explore;
+  return `${'cases' in budget ? `--explore-cases ${budget.cases}` : `--explore ${budget.ms / 1000}`} --seed ${seed}`;
 }
 
 async function exploreSequences(ctx: CheckContext): Promise<void> {
-  const { budgetMs, seed } = ctx.run.settings.explore;
+  const { budget, seed } = ctx.run.settings.explore;
   const outcome = await explore(ctx.run, {
-    budgetMs,
+    budget,
     seed,
     lanes: ctx.run.settings.concurrency,
     strict: ctx.run.settings.strictAssumptions,
@@ -270,7 +270,7 @@ async function exploreBoundaries(ctx: CheckContext): Promise<void> {
     }
   }
   // Then several at once, drawn from the seed, each failure shrunk to the fewest values.
-  const { budgetMs, seed } = ctx.run.settings.explore;
+  const { budget, seed } = ctx.run.settings.explore;
   const byField = new Map<string, Variant[]>();
   for (const v of variants) byField.set(v.field, [...(byField.get(v.field) ?? []), v]);
   const combination = fc
@@ -278,9 +278,10 @@ async function exploreBoundaries(ctx: CheckContext): Promise<void> {
     // A field and one inside it would decide the same value twice: one or the other.
     .filter((fields) => !fields.some((f) => fields.some((o) => f.startsWith(`${o}.`))))
     .chain((fields) => fc.tuple(...fields.map((f) => fc.constantFrom(...byField.get(f)!))));
-  const combinationOf = () => {
+  const combinationOf = (spent = () => false) => {
     const outcome: { last?: Divergence } = {};
     const property = fc.asyncProperty(combination, async (set) => {
+      if (spent()) return;
       try {
         await send(set);
       } catch (error) {
@@ -292,7 +293,7 @@ async function exploreBoundaries(ctx: CheckContext): Promise<void> {
   };
   const unshrunk = new Map<number, Divergence>();
   const searched = await search(
-    { budgetMs, seed, lanes: Math.min(2, ctx.run.settings.concurrency), signal: ctx.signal },
+    { budget, seed, lanes: Math.min(2, ctx.run.settings.concurrency), signal: ctx.signal },
     async (caseSeed) => {
       const { property, outcome } = combinationOf();
       const details = await fc.check(property, findParameters(caseSeed));
@@ -304,8 +305,8 @@ async function exploreBoundaries(ctx: CheckContext): Promise<void> {
   const combos = searched.cases;
   let found: Divergence | undefined;
   if (searched.first) {
-    const { property, outcome } = combinationOf();
-    const details = await fc.check(property, shrinkParameters(searched.first.seed));
+    const { property, outcome } = combinationOf(shrinkRuns(budget));
+    const details = await fc.check(property, shrinkParameters(searched.first.seed, budget));
     found = (details.failed && outcome.last) || unshrunk.get(searched.first.seed);
   }
   const summary = `${variants.length} values alone and ${combos} combinations in ${((Date.now() - started) / 1000).toFixed(1)} s, seed ${seed}`;

@@ -10,6 +10,16 @@ import type { CaptureReceiver } from '../receiver.ts';
 import { Redactor } from '../redact.ts';
 import { type Org, type Profile, profileOrg } from './organisations.ts';
 
+/**
+ * What the exploration checks may spend: seconds of searching (--explore; 0 turns them
+ * off), or a number of cases per lane (--explore-cases), which draws the same cases from
+ * a seed on any machine, however fast, and bounds their shrinking by runs, not seconds.
+ */
+export type ExploreBudget = { ms: number } | { cases: number };
+
+/** Whether a budget lets the exploration run at all. */
+export const exploring = (budget: ExploreBudget): boolean => 'cases' in budget || budget.ms > 0;
+
 /** What the delivery preflight found: whether webhook checks can run at all, judged once a run. */
 export type Preflight = { ok: true } | { ok: false; status: 'skipped' | 'error'; reason: string };
 
@@ -34,8 +44,8 @@ export interface RunSettings {
   settleTimeoutMs: number;
   /** The sandbox API's bearer token, when the sandbox adapter is used (shown as $SANDBOX_TOKEN). */
   sandboxToken?: string;
-  /** --explore and --seed: how long the exploration checks search (0: they are off), and from which seed. */
-  explore: { budgetMs: number; seed: number };
+  /** --explore or --explore-cases, and --seed: what the exploration checks may spend, and from which seed. */
+  explore: { budget: ExploreBudget; seed: number };
   /** --strict-assumptions: the exploration holds the target to our rules where the document is silent. */
   strictAssumptions: boolean;
   /** --concurrency: checks at once, and the exploration's lanes. */

@@ -8,7 +8,7 @@
 import fc from 'fast-check';
 import { AdapterError, type Capability } from '../adapter.ts';
 import type { Org } from '../context/organisations.ts';
-import type { RunContext } from '../context/run-context.ts';
+import type { ExploreBudget, RunContext } from '../context/run-context.ts';
 import { CheckFailure, CheckSkipped } from '../outcome.ts';
 import { commandArbitraries } from './commands.ts';
 import { Divergence, Throttled } from './judge.ts';
@@ -16,7 +16,7 @@ import { initialModel, SETTINGS_POOL } from './model.ts';
 import { World } from './world.ts';
 
 export interface ExploreOptions {
-  budgetMs: number;
+  budget: ExploreBudget;
   seed: number;
   lanes: number;
   strict: boolean;
@@ -26,8 +26,13 @@ export interface ExploreOptions {
   signal: AbortSignal;
 }
 
-/** How long shrinking a divergent sequence may take: minimal steps are worth the wait. */
+/** How long shrinking a divergent case may take under a time budget: minimal steps are worth the wait. */
 export const SHRINK_LIMIT_MS = 120_000;
+/**
+ * How many runs shrinking a divergent case may take under a budget of cases: a run
+ * budget, so that a seed shrinks to the same steps on any machine.
+ */
+export const SHRINK_RUNS = 500;
 /** Longest sequence generated. */
 const MAX_COMMANDS = 40;
 
@@ -61,7 +66,7 @@ export function sequenceSeed(seed: number, lane: number, index: number): number 
 }
 
 export interface SearchOptions {
-  budgetMs: number;
+  budget: ExploreBudget;
   seed: number;
   lanes: number;
   signal: AbortSignal;
@@ -87,13 +92,14 @@ export async function search(
   options: SearchOptions,
   once: (seed: number, lane: number, index: number) => Promise<CaseOutcome>,
 ): Promise<Searched> {
-  const deadline = Date.now() + options.budgetMs;
+  const deadline = 'ms' in options.budget ? Date.now() + options.budget.ms : Number.POSITIVE_INFINITY;
+  const perLane = 'cases' in options.budget ? options.budget.cases : Number.POSITIVE_INFINITY;
   const result: Searched = { cases: 0 };
   let stopped = false;
   const lane = async (laneIndex: number) => {
     for (let index = 0; !stopped && !options.signal.aborted; index++) {
       const limit = result.first?.index;
-      if (limit === undefined ? Date.now() >= deadline : index > limit) break;
+      if (limit === undefined ? index >= perLane || Date.now() >= deadline : index > limit) break;
       const seed = sequenceSeed(options.seed, laneIndex, index);
       const outcome = await once(seed, laneIndex, index);
       result.cases += 1;
@@ -110,13 +116,22 @@ export async function search(
 /** fast-check's settings to find: one case of its own seed, stopped at the failure. */
 export const findParameters = (seed: number) => ({ seed, numRuns: 1, endOnFailure: true });
 
-/** fast-check's settings to shrink the case found, within a time limit. */
-export const shrinkParameters = (seed: number) => ({
+/** fast-check's settings to shrink the case found: within a time limit under a time budget. */
+export const shrinkParameters = (seed: number, budget: ExploreBudget) => ({
   seed,
   numRuns: 1,
-  interruptAfterTimeLimit: SHRINK_LIMIT_MS,
-  markInterruptAsFailure: false,
+  ...('ms' in budget ? { interruptAfterTimeLimit: SHRINK_LIMIT_MS, markInterruptAsFailure: false } : {}),
 });
+
+/**
+ * Under a budget of cases, whether a shrinking property has had its runs: fast-check has no
+ * limit of runs, so past SHRINK_RUNS the property passes at once, and shrinking ends with the
+ * smallest failing case it had found.
+ */
+export function shrinkRuns(budget: ExploreBudget): () => boolean {
+  let runs = 0;
+  return () => 'cases' in budget && ++runs > SHRINK_RUNS;
+}
 
 export async function explore(run: RunContext, options: ExploreOptions): Promise<Explored> {
   const started = Date.now();
@@ -132,10 +147,12 @@ export async function explore(run: RunContext, options: ExploreOptions): Promise
     pools.set(laneIndex, pool);
     const outcome: { last?: { error: unknown; world: World }; noVerdict: boolean } = { noVerdict: false };
     let made = 0;
+    const spent = shrinkRuns(options.budget);
     const property = fc.asyncProperty(
       fc.constantFrom(...SETTINGS_POOL),
       fc.commands(arbitraries, { maxCommands: MAX_COMMANDS, size: 'max' }),
       async (settingsB, commands) => {
+        if (phase === 'shrink' && spent()) return;
         made += 1;
         const name = `l${laneIndex}s${index}${phase === 'find' ? 'f' : 'r'}${made}`;
         const world = new World(run, options.signal, name, options.declared, options.clauses);
@@ -178,7 +195,7 @@ export async function explore(run: RunContext, options: ExploreOptions): Promise
   if (first) {
     // The earliest failing sequence, run again from its seed and shrunk to the fewest steps.
     const { property, outcome } = sequence(first.lane, first.index, 'shrink');
-    const details = await fc.check(property, shrinkParameters(first.seed));
+    const details = await fc.check(property, shrinkParameters(first.seed, options.budget));
     const found = (details.failed && outcome.last) || failures.get(`${first.lane}:${first.index}`)!;
     state.found = {
       ...found,

@@ -24,9 +24,9 @@ afterAll(async () => {
 const stepsOf = (run: CliRun) =>
   (run.result('EXPL-001').evidence?.curl ?? '').split('\n').filter((line) => /^\d+\. # /.test(line));
 
-// Long enough for the rarest of them on a machine busy with other test files; a search
-// stops at its first finding, so the others take seconds.
-const EXPLORE = ['--explore', '150', '--seed', '1'];
+// A budget of cases, not seconds: from seed 1 the rarest of them is the 57th case of a lane,
+// on any machine, however busy; a search stops at its first finding.
+const EXPLORE = ['--explore-cases', '200', '--seed', '1'];
 
 describe('exploration finds what no hand-written check tries', () => {
   for (const mutant of explorationMutants) {
@@ -54,7 +54,7 @@ describe('exploration finds what no hand-written check tries', () => {
       expect(steps[0]).toMatch(/^0\. # organisations A \(.*\) and B \(/);
       expect(steps.length, found.evidence?.curl).toBeLessThanOrEqual(6);
       expect(found.evidence?.curl).toMatch(/^ {3}curl -sS -i -X (GET|POST) '/m);
-      expect(found.reason).toMatch(/After \d+ steps? \(shrunk \d+ times?; .*replay: --explore 150 --seed 1\)/);
+      expect(found.reason).toMatch(/After \d+ steps? \(shrunk \d+ times?; .*replay: --explore-cases 200 --seed 1\)/);
       // No secret in the report: tokens and keys are shell variables.
       expect(found.evidence?.curl).not.toMatch(/Bearer (?!\$)/);
     }, 450_000);
@@ -93,6 +93,30 @@ describe('exploration replays and holds its peace', () => {
     );
   }, 120_000);
 
+  it('--explore-cases gives the budget in cases: each lane draws that many, however long they take', async () => {
+    const run = await runSuite([
+      '--base-url',
+      t.url,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--only',
+      'EXPL-*',
+      '--explore-cases',
+      '3',
+      '--concurrency',
+      '2',
+      '--seed',
+      '7',
+    ]);
+    expect(run.code, explain(run)).toBe(0);
+    // Two lanes of three cases each, for the sequences and for the combinations alike (a
+    // sequence the server throttled counts, said apart).
+    expect(run.result('EXPL-001').reason).toMatch(
+      /^6 sequences( \(\d+ cut short [^)]*\))?, \d+ steps in [\d.]+ s .*, seed 7: every answer/,
+    );
+    expect(run.result('EXPL-002').reason).toMatch(/^\d+ values alone and 6 combinations in [\d.]+ s, seed 7: every/);
+  }, 120_000);
+
   it('--explore 0 leaves the exploration out, and bad values of --explore and --seed are usage errors', async () => {
     const off = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--only', 'EXPL-*,TOKEN-001']);
     expect(off.code, explain(off)).toBe(0);
@@ -101,6 +125,8 @@ describe('exploration replays and holds its peace', () => {
       ['--explore', '-1'],
       ['--explore', '5000'],
       ['--seed', '4294967296'],
+      ['--explore-cases', '0'],
+      ['--explore', '5', '--explore-cases', '10'],
     ]) {
       const bad = await runSuite(['--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, ...flags]);
       expect(bad.code, `${flags.join(' ')}\n${bad.stderr}`).toBe(2);

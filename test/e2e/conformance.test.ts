@@ -713,7 +713,7 @@ describe('a check that runs out of time', () => {
         receiver: new CaptureReceiver(),
         settleMs: 100,
         settleTimeoutMs: 1000,
-        explore: { budgetMs: 0, seed: 1 },
+        explore: { budget: { ms: 0 }, seed: 1 },
         strictAssumptions: false,
         concurrency: 2,
       });

@@ -91,7 +91,7 @@ export async function runSuite(
   const dir = options.out ?? mkdtempSync(path.join(tmpdir(), 'conformance-'));
   const reporters = args.includes('--reporter') ? [] : ['--reporter', 'json'];
   // Exploration has tests of its own; elsewhere it would only add its budget to each run.
-  const explore = args.includes('--explore') ? [] : ['--explore', '0'];
+  const explore = args.some((a) => a.startsWith('--explore')) ? [] : ['--explore', '0'];
   const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, ...explore, '--out', dir], env, options);
   const file = path.join(dir, 'conformance.json');
   const report = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as JsonReport) : undefined;
