@@ -99,6 +99,18 @@ export class CheckSkipped extends Error {
  */
 export class NoVerdict extends Error {}
 
+/**
+ * No verdict because the suite's own side was too late to judge (its machine too busy, or
+ * the target's answers too slow for the margin a timing check needs): the reason says
+ * what happened and ends with SUITE_TOO_LATE, so that people and tools can tell it apart.
+ */
+export class SuiteTooLate extends NoVerdict {
+  constructor(what: string) {
+    super(`${what} ${SUITE_TOO_LATE}`);
+  }
+}
+export const SUITE_TOO_LATE = 'The suite was too late to judge this.';
+
 /** Thrown for a problem of the run itself (bad flags, unreachable target): exit status 2. */
 export class SetupError extends Error {}
 

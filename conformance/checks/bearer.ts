@@ -9,10 +9,17 @@ import { legacyTransactionBody, paymentLinkBody, sessionBody } from '../context/
 import type { CheckContext } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
 import { text } from '../json.ts';
-import { CheckSkipped } from '../outcome.ts';
+import { CheckSkipped, SuiteTooLate } from '../outcome.ts';
 import { expectPlainError } from './token.ts';
 
 const section = 'Authentication';
+/** Token lifetime is five minutes (Authentication 4). */
+const TOKEN_LIFETIME_S = 5 * 60;
+/**
+ * How old AUTH-007's token is when the clock has moved: half a minute inside its lifetime,
+ * for the target's own time to answer what follows (the clock's confirmation, the read).
+ */
+const ALMOST_EXPIRED_S = TOKEN_LIFETIME_S - 30;
 
 /**
  * A read of a session the organisation has: with the wrong credentials only the 401
@@ -168,7 +175,7 @@ export const bearerChecks: Check[] = [
       const org = await ctx.target.organisation();
       const token = await ctx.api.token(org);
       const path = await ownSessionPath(ctx, org);
-      await ctx.target.advanceClock(org, 5 * 60 + 10);
+      await ctx.target.advanceClock(org, TOKEN_LIFETIME_S + 10);
       const read = await ctx.api.send('GET', path, { token });
       expectError(read, 401, 'token_expired', 'a token 5 min 10 s old');
       const created = await ctx.api.createSession(org, sessionBody(), { token });
@@ -182,15 +189,26 @@ export const bearerChecks: Check[] = [
     id: 'AUTH-007',
     clauses: ['auth.lifetime', 'limit.token'],
     section,
-    title: 'A token is still accepted 4 min 50 s after it was issued (five-minute lifetime)',
+    title: 'A token is still accepted 4 min 30 s after it was issued (five-minute lifetime)',
     requires: ['createOrganisation', 'advanceClock'],
     async run(ctx) {
       const org = await ctx.target.organisation();
-      const token = await ctx.api.token(org);
       const path = await ownSessionPath(ctx, org);
-      await ctx.target.advanceClock(org, 4 * 60 + 50);
+      // A token of its own, asked for now (not the one the organisation's setup was given).
+      org.tokens.clear();
+      const asked = Date.now();
+      const token = await ctx.api.token(org);
+      // The token's age is the clock moved plus the real time since it was asked for.
+      const moved = await ctx.target.advanceClock(org, ALMOST_EXPIRED_S, asked);
       const read = await ctx.api.send('GET', path, { token });
-      expectStatus(read, 200, 'a read with a token 4 min 50 s old');
+      const oldest = moved + (Date.now() - asked) / 1000;
+      // A target this slow leaves the suite unable to tell a token refused early from one
+      // that was five minutes old when the target judged it.
+      if (read.status === 401 && oldest >= TOKEN_LIFETIME_S)
+        throw new SuiteTooLate(
+          `${Math.round(oldest - moved)} s passed between asking for the token and its read being answered, so the token may have been five minutes old when the target judged it.`,
+        );
+      expectStatus(read, 200, 'a read with a token 4 min 30 s old');
     },
   },
   {

@@ -6,7 +6,7 @@
  */
 import type { Capability, Delivery, Rail } from '../adapter.ts';
 import { fail } from '../assert.ts';
-import { NoVerdict } from '../outcome.ts';
+import { SuiteTooLate } from '../outcome.ts';
 import type { Check } from '../check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import { show } from '../json.ts';
@@ -133,7 +133,7 @@ function slowAnswerCheck(id: string, rail: Rail): Check {
         const answered = d.answeredAt === undefined ? undefined : d.answeredAt - d.receivedAt;
         const waited = answered ?? Date.now() - d.receivedAt;
         if (waited > SLOW_ANSWER_MS + ANSWER_LATENESS_MS)
-          throw new NoVerdict(
+          throw new SuiteTooLate(
             `The suite's receiver was to answer ${SLOW_ANSWER_MS / 1000} s after the delivery arrived, but its machine was too busy: it ${answered === undefined ? 'had not answered' : 'answered'} ${(waited / 1000).toFixed(1)} s after. The target's record (${status === null ? `no answer: ${show(record.error)}` : `status ${status}`}) cannot be judged.`,
           );
         const lost =

@@ -206,24 +206,28 @@ export class Target {
    * created after the move must read a createdAt at least that much later than one
    * created before it. (Token expiry would be the rule AUTH-006 tests: a target whose
    * tokens outlive five minutes must fail that check, not blame the adapter.)
+   *
+   * Given `since` (a Date.now() reading), it moves the clock so that `seconds` will have
+   * passed on it since then: the real time already gone is taken off just before the move.
+   * Gives the seconds moved.
    */
-  async advanceClock(org: Org, seconds: number): Promise<void> {
+  async advanceClock(org: Org, seconds: number, since?: number): Promise<number> {
     const id = this.idOf(org, 'advanceClock');
     const before = await this.clockReading(org);
-    await this.call('advanceClock', `advanceClock(${id}, ${seconds})`, () =>
-      this.run.adapter.advanceClock?.(id, seconds),
-    );
+    const step = since === undefined ? seconds : Math.max(0, seconds - Math.floor((Date.now() - since) / 1000));
+    await this.call('advanceClock', `advanceClock(${id}, ${step})`, () => this.run.adapter.advanceClock?.(id, step));
     org.tokens.clear();
-    org.clockMovedS += seconds;
-    if (before === undefined) return;
+    org.clockMovedS += step;
+    if (before === undefined) return step;
     const after = await this.clockReading(org);
-    if (after === undefined) return;
+    if (after === undefined) return step;
     const moved = (after - before) / 1000;
-    if (moved < seconds - CLOCK_SLACK_S) {
+    if (moved < step - CLOCK_SLACK_S) {
       throw new AdapterError(
-        `advanceClock(${id}, ${seconds}) did not take effect: a session created after the move reads createdAt ${Math.round(moved)} s after one created before it`,
+        `advanceClock(${id}, ${step}) did not take effect: a session created after the move reads createdAt ${Math.round(moved)} s after one created before it`,
       );
     }
+    return step;
   }
 
   /**

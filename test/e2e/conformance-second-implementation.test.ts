@@ -13,8 +13,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { receiverTls } from '../../conformance/tls.ts';
-import { type CliRun, explain, runSuite } from '../support/conformance-cli.ts';
+import { type CliRun, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { startSecondImplementation } from '../support/second-implementation/server.ts';
+import { paced } from '../support/pace.ts';
 
 /**
  * Checks skipped, each with what its reason must say: the suite's modelled request was
@@ -53,31 +54,34 @@ afterAll(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-it('the whole suite passes the second implementation: no failure, no error, skips only for refused modelled shapes', async () => {
-  const run: CliRun = await runSuite(
-    [
-      '--base-url',
-      impl.url,
-      '--adapter',
-      'test/support/second-implementation/adapter.ts',
-      '--receiver-tls',
-      '--reporter',
-      'json',
-      // The exploration too, for a few seconds: its model is the document's, not ours.
-      '--explore',
-      '5',
-      '--seed',
-      '20261126',
-    ],
-    { SECOND_IMPL_CONTROL_TOKEN: controlToken },
-    { nodeArgs: ['--import', 'tsx'], out: dir },
-  );
-  const why = explain(run);
-  expect(run.report, why).toBeDefined();
-  expect(run.report!.summary.failed, why).toBe(0);
-  expect(run.report!.summary.error, why).toBe(0);
-  expect(run.code, why).toBe(0);
-  const skipped = run.report!.results.filter((r) => r.status === 'skipped');
-  expect(skipped.map((r) => r.id).sort(), why).toEqual(Object.keys(EXPECTED_SKIPS).sort());
-  for (const r of skipped) expect(r.reason, `${r.id}: ${r.reason}`).toMatch(EXPECTED_SKIPS[r.id]!);
-}, 300_000);
+it(
+  'the whole suite passes the second implementation: no failure, no error, skips only for refused modelled shapes',
+  async () => {
+    const run: CliRun = await runSuite(
+      [
+        '--base-url',
+        impl.url,
+        '--adapter',
+        'test/support/second-implementation/adapter.ts',
+        '--receiver-tls',
+        '--reporter',
+        'json',
+        // The exploration too, for a few seconds: its model is the document's, not ours.
+        '--explore',
+        '5',
+        '--seed',
+        '20261126',
+      ],
+      { SECOND_IMPL_CONTROL_TOKEN: controlToken },
+      { nodeArgs: ['--import', 'tsx'], out: dir },
+    );
+    const why = explain(run);
+    expect(run.report, why).toBeDefined();
+    expect(run.report!.summary.failed, why).toBe(0);
+    expectPassed(run);
+    const skipped = run.report!.results.filter((r) => r.status === 'skipped');
+    expect(skipped.map((r) => r.id).sort(), why).toEqual(Object.keys(EXPECTED_SKIPS).sort());
+    for (const r of skipped) expect(r.reason, `${r.id}: ${r.reason}`).toMatch(EXPECTED_SKIPS[r.id]!);
+  },
+  paced(300_000),
+);

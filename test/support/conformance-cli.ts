@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
+import { SUITE_TOO_LATE } from '../../conformance/outcome.ts';
 import { repoRoot } from './description.ts';
 
 export interface ReportResult {
@@ -115,4 +117,18 @@ export function explain(run: CliRun): string {
     .filter((r) => r.status !== 'passed')
     .map((r) => `${r.id} ${r.status}: ${r.reason}`);
   return `exit ${run.code}\n${lines.join('\n')}\n${run.stderr.slice(0, 2000)}`;
+}
+
+/**
+ * Asserts that a run passed: exit 0. On a busy machine the suite may be too late to judge a
+ * timing check (its receiver answered late): that check ends in error, saying so, and the
+ * run exits 2, no fault of the target. A run whose only errors are those passed as well, as
+ * the suite reports it. Gives the checks left unjudged that way.
+ */
+export function expectPassed(run: CliRun): ReportResult[] {
+  const errors = (run.report?.results ?? []).filter((r) => r.status === 'error');
+  const late = errors.filter((r) => r.reason.endsWith(SUITE_TOO_LATE));
+  if (run.code === 2 && late.length > 0 && late.length === errors.length) return late;
+  expect(run.code, explain(run)).toBe(0);
+  return [];
 }
