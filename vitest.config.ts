@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
+import { measurePace } from './test/support/pace.ts';
 import { ADMIN_URL, answers } from './test/support/postgres-server.ts';
 import { LongestFirst } from './test/support/sequencer.ts';
 
@@ -35,6 +36,19 @@ if (!postgres && !(globalThis as Record<symbol, unknown>)[said]) {
     `PostgreSQL tests skipped (the PostgreSQL store, several servers on one database, the server's tests on PostgreSQL): nothing answers at ${ADMIN_URL}; start PostgreSQL there, or set TEST_POSTGRES_URL to one whose role may create databases.`,
   );
 }
+// The machine's pace, measured once a run (TEST_PACE gives it instead): every test-side
+// bound, the defaults below and each test's own (test/support/pace.ts), stretches by it, so
+// that a busy or slower machine is given the time it needs. The test processes inherit it.
+process.env.TEST_PACE ??= String(await measurePace());
+const pace = Math.max(1, Number(process.env.TEST_PACE) || 1);
+const paceSaid = Symbol.for('payment-service.pace-said');
+if (pace > 1 && !(globalThis as Record<symbol, unknown>)[paceSaid]) {
+  (globalThis as Record<symbol, unknown>)[paceSaid] = true;
+  console.log(
+    `This machine runs at 1/${pace} of the pace of an idle one (other processes, or slower cores): the tests' time bounds are stretched ${pace} times (TEST_PACE=1 keeps them as written).`,
+  );
+}
+
 export default defineConfig({
   // Tests run the packages' TypeScript sources, the client included, so that a change is
   // tested without a build; what a user installs (dist/) is tested by the packaging test
@@ -46,11 +60,11 @@ export default defineConfig({
     ],
   },
   test: {
-    testTimeout: 20_000,
-    hookTimeout: 60_000,
+    testTimeout: 20_000 * pace,
+    hookTimeout: 60_000 * pace,
     // A page or a server on a machine busy with the other test file may take longer than
     // the default second to get where a poll waits for it; a poll that never holds still fails.
-    expect: { poll: { timeout: 10_000 } },
+    expect: { poll: { timeout: 10_000 * pace } },
     // Two files at a time: most of a file's time is waiting (webhook answers, the suite's
     // runs in child processes, the database), so the second core is not idle while one waits.
     maxWorkers: 2,

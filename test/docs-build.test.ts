@@ -9,6 +9,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { repoRoot } from './support/description.ts';
+import { paced } from './support/pace.ts';
 
 const run = promisify(execFile);
 const out = mkdtempSync(path.join(tmpdir(), 'docs-build-'));
@@ -19,18 +20,22 @@ const build = async () =>
 const mtime = (file: string) => statSync(path.join(out, file)).mtimeMs;
 
 describe('the docs build', () => {
-  it('builds once, skips while nothing changed, and rebuilds when an input did', async () => {
-    expect(await build()).toMatch(/^docs written to .* \(\d+ error codes\)\n$/);
-    const pages = ['index.html', 'sandbox/index.html', 'errors/index.html'];
-    const first = pages.map(mtime);
+  it(
+    'builds once, skips while nothing changed, and rebuilds when an input did',
+    async () => {
+      expect(await build()).toMatch(/^docs written to .* \(\d+ error codes\)\n$/);
+      const pages = ['index.html', 'sandbox/index.html', 'errors/index.html'];
+      const first = pages.map(mtime);
 
-    expect(await build()).toBe('');
-    expect(pages.map(mtime)).toEqual(first);
+      expect(await build()).toBe('');
+      expect(pages.map(mtime)).toEqual(first);
 
-    // As if an input had changed: the kept hash no longer matches.
-    const stamp = path.join(out, '.inputs.json');
-    writeFileSync(stamp, JSON.stringify({ hash: 'stale' }));
-    expect(await build()).toMatch(/^docs written/);
-    expect(JSON.parse(readFileSync(stamp, 'utf8')).hash).toMatch(/^[0-9a-f]{64}$/);
-  }, 60_000);
+      // As if an input had changed: the kept hash no longer matches.
+      const stamp = path.join(out, '.inputs.json');
+      writeFileSync(stamp, JSON.stringify({ hash: 'stale' }));
+      expect(await build()).toMatch(/^docs written/);
+      expect(JSON.parse(readFileSync(stamp, 'utf8')).hash).toMatch(/^[0-9a-f]{64}$/);
+    },
+    paced(60_000),
+  );
 });

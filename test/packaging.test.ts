@@ -23,6 +23,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from './support/description.ts';
+import { paced } from './support/pace.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'payment-packaging-'));
 const tarballs = path.join(scratch, 'tarballs');
@@ -198,7 +199,7 @@ beforeAll(async () => {
   );
   client = await install('merchant', ['contract', 'client']);
   suite = await install('validating-team', ['contract', 'client', 'conformance']);
-}, 300_000);
+}, paced(300_000));
 
 afterAll(async () => {
   for (const server of servers) server.close();
@@ -314,7 +315,7 @@ export const verify = (body: Buffer, header: string) => verifyWebhook(body, head
       expect(checked.stdout).toBe('');
       expect(checked.code).toBe(0);
     },
-    120_000,
+    paced(120_000),
   );
 });
 
@@ -387,63 +388,67 @@ describe('the conformance suite and the server, each installed from its tarball'
     expect(ids.every((id) => /^[A-Z]+-\d{3}$/.test(id!))).toBe(true);
   });
 
-  it('the CI recipes run as written against the payment-server started from its own installed tarball, and pass', async () => {
-    const server = await serverInstall;
-    report('server install', server.footprint);
-    const child = spawn(
-      path.join(server.dir, 'node_modules/.bin/payment-server'),
-      ['--port', '0', '--db', ':memory:', '--sandbox-token', 'sbx-packaging'],
-      {
-        cwd: server.dir,
-        env: { ...userEnv, LOG_LEVEL: 'warn' },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
-    children.add(child);
-    let printed = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`payment-server did not start:\n${printed}`)), 30_000);
-      child.stdout!.on('data', () => {
-        const match = /listening on (\S+)/.exec(printed);
-        if (match && printed.includes('docs: ')) {
-          clearTimeout(timer);
-          resolve(match[1]!);
-        }
-      });
-      child.once('exit', (code) => reject(new Error(`payment-server exited ${code}:\n${printed}`)));
-    });
-    try {
-      expect((await fetch(`${url}/docs/`)).headers.get('content-type')).toContain('text/html');
-      // The CI recipes of the installed README, run as written by bash in an empty runner
-      // directory: the install step (the tarballs standing for the registry's package), then
-      // the check step, with the pipeline's variables set.
-      const recipe = ciRecipe(
-        readFileSync(path.join(suite.dir, 'node_modules/@payment-service/conformance/README.md'), 'utf8'),
+  it(
+    'the CI recipes run as written against the payment-server started from its own installed tarball, and pass',
+    async () => {
+      const server = await serverInstall;
+      report('server install', server.footprint);
+      const child = spawn(
+        path.join(server.dir, 'node_modules/.bin/payment-server'),
+        ['--port', '0', '--db', ':memory:', '--sandbox-token', 'sbx-packaging'],
+        {
+          cwd: server.dir,
+          env: { ...userEnv, LOG_LEVEL: 'warn' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
       );
-      const runner = path.join(scratch, 'ci-runner');
-      mkdirSync(runner);
-      const packed = ['contract', 'client', 'conformance']
-        .map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`))
-        .join(' ');
-      await ok('bash', ['-c', recipe.install.replace('@payment-service/conformance', packed)], runner);
-      const ran = await run('bash', ['-c', recipe.check], runner, {
-        ...userEnv,
-        NO_COLOR: '1',
-        TARGET_URL: url,
-        SANDBOX_TOKEN: 'sbx-packaging',
+      children.add(child);
+      let printed = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (printed += chunk));
+      const url = await new Promise<string>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`payment-server did not start:\n${printed}`)), 30_000);
+        child.stdout!.on('data', () => {
+          const match = /listening on (\S+)/.exec(printed);
+          if (match && printed.includes('docs: ')) {
+            clearTimeout(timer);
+            resolve(match[1]!);
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`payment-server exited ${code}:\n${printed}`)));
       });
-      const summary = ran.stdout.split('\n').filter((line) => /passed|must checks judged/.test(line));
-      console.log(`the CI recipe's check step: exit ${ran.code}; ${summary.join('; ')}`);
-      expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
-      expect(ran.stdout).toContain('PASSED: no must check failed');
-      expect(ran.stdout.trim().split('\n').at(-1)).toMatch(/^(\d+) of \1 must checks judged$/);
-      const junit = readFileSync(path.join(runner, recipe.artifacts, 'conformance.junit.xml'), 'utf8');
-      expect(junit).toMatch(/<testsuites [^>]*failures="0"/);
-      expect(existsSync(path.join(runner, recipe.artifacts, 'conformance.html'))).toBe(true);
-    } finally {
-      child.kill('SIGTERM');
-      children.delete(child);
-    }
-  }, 300_000);
+      try {
+        expect((await fetch(`${url}/docs/`)).headers.get('content-type')).toContain('text/html');
+        // The CI recipes of the installed README, run as written by bash in an empty runner
+        // directory: the install step (the tarballs standing for the registry's package), then
+        // the check step, with the pipeline's variables set.
+        const recipe = ciRecipe(
+          readFileSync(path.join(suite.dir, 'node_modules/@payment-service/conformance/README.md'), 'utf8'),
+        );
+        const runner = path.join(scratch, 'ci-runner');
+        mkdirSync(runner);
+        const packed = ['contract', 'client', 'conformance']
+          .map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`))
+          .join(' ');
+        await ok('bash', ['-c', recipe.install.replace('@payment-service/conformance', packed)], runner);
+        const ran = await run('bash', ['-c', recipe.check], runner, {
+          ...userEnv,
+          NO_COLOR: '1',
+          TARGET_URL: url,
+          SANDBOX_TOKEN: 'sbx-packaging',
+        });
+        const summary = ran.stdout.split('\n').filter((line) => /passed|must checks judged/.test(line));
+        console.log(`the CI recipe's check step: exit ${ran.code}; ${summary.join('; ')}`);
+        expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+        expect(ran.stdout).toContain('PASSED: no must check failed');
+        expect(ran.stdout.trim().split('\n').at(-1)).toMatch(/^(\d+) of \1 must checks judged$/);
+        const junit = readFileSync(path.join(runner, recipe.artifacts, 'conformance.junit.xml'), 'utf8');
+        expect(junit).toMatch(/<testsuites [^>]*failures="0"/);
+        expect(existsSync(path.join(runner, recipe.artifacts, 'conformance.html'))).toBe(true);
+      } finally {
+        child.kill('SIGTERM');
+        children.delete(child);
+      }
+    },
+    paced(300_000),
+  );
 });

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from './support/description.ts';
+import { paced } from './support/pace.ts';
 
 const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
 const tour = readme.slice(readme.indexOf('## A five-minute tour'), readme.indexOf('## Install'));
@@ -41,7 +42,7 @@ beforeAll(async () => {
     server.once('exit', (code) => reject(new Error(`the server exited ${code}:\n${printed}`)));
   });
   port = /listening on http:\/\/127\.0\.0\.1:(\d+)/.exec(printed)![1]!;
-}, 60_000);
+}, paced(60_000));
 afterAll(() => {
   server?.kill('SIGTERM');
   rmSync(cwd, { recursive: true, force: true });
@@ -54,43 +55,47 @@ const value = (pattern: RegExp) => {
 };
 
 describe('the README tour', () => {
-  it('runs as written against the server npm start starts, block after block', async () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(6);
-    // The first block asks the reader to copy what the server printed.
-    const [copy, ...steps] = blocks;
-    expect(copy).toMatch(/^export CLIENT_ID=\S+ CLIENT_SECRET=\S+ WEBHOOK_SECRET=\S+ SANDBOX_TOKEN=\S+\n$/);
-    const exported = [
-      `export CLIENT_ID=${value(/test clientId:\s+(\S+)/)}`,
-      `CLIENT_SECRET=${value(/test clientSecret:\s+(\S+)/)}`,
-      `WEBHOOK_SECRET=${value(/webhook secret:\s+(\S+)/)}`,
-      `SANDBOX_TOKEN=${value(/sandbox token:\s+(\S+)/)}`,
-    ].join(' ');
-    const script = [
-      'set -euo pipefail',
-      exported,
-      ...steps.map((s) => s.replace(/(localhost|127\.0\.0\.1):4010/g, `$1:${port}`)),
-    ]
-      .map((step, i) => `echo "--- step ${i}"\n${step}`)
-      .join('\n');
-    const { stdout } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
-      execFile(
-        'bash',
-        ['-c', script],
-        { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
-        (error, out, err) =>
-          error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve({ stdout: out, stderr: err }),
-      ),
-    );
-    // Created, paid by card (the payer sent on to redirectUrl with both ids), read back
-    // completed, its delivery recorded, and the suite passing the server.
-    expect(stdout).toMatch(/"id":"cs_[^"]+","status":"created"/);
-    expect(stdout).toMatch(
-      /^303 https:\/\/shop\.example\/thanks\?transactionId=[0-9a-f-]{36}&checkoutSessionId=cs_\S+$/m,
-    );
-    expect(stdout).toMatch(/"status":"completed".*"transactionType":"card"/);
-    expect(stdout).toMatch(/"deliveries":\[\{"transactionId"/);
-    expect(stdout).toContain('PASSED: no must check failed');
-  }, 180_000);
+  it(
+    'runs as written against the server npm start starts, block after block',
+    async () => {
+      expect(blocks.length).toBeGreaterThanOrEqual(6);
+      // The first block asks the reader to copy what the server printed.
+      const [copy, ...steps] = blocks;
+      expect(copy).toMatch(/^export CLIENT_ID=\S+ CLIENT_SECRET=\S+ WEBHOOK_SECRET=\S+ SANDBOX_TOKEN=\S+\n$/);
+      const exported = [
+        `export CLIENT_ID=${value(/test clientId:\s+(\S+)/)}`,
+        `CLIENT_SECRET=${value(/test clientSecret:\s+(\S+)/)}`,
+        `WEBHOOK_SECRET=${value(/webhook secret:\s+(\S+)/)}`,
+        `SANDBOX_TOKEN=${value(/sandbox token:\s+(\S+)/)}`,
+      ].join(' ');
+      const script = [
+        'set -euo pipefail',
+        exported,
+        ...steps.map((s) => s.replace(/(localhost|127\.0\.0\.1):4010/g, `$1:${port}`)),
+      ]
+        .map((step, i) => `echo "--- step ${i}"\n${step}`)
+        .join('\n');
+      const { stdout } = await new Promise<{ stdout: string; stderr: string }>((resolve, reject) =>
+        execFile(
+          'bash',
+          ['-c', script],
+          { cwd, env: { ...process.env, NO_COLOR: '1' }, maxBuffer: 16 * 1024 * 1024, timeout: 120_000 },
+          (error, out, err) =>
+            error ? reject(new Error(`${error.message}\n${out}\n${err}`)) : resolve({ stdout: out, stderr: err }),
+        ),
+      );
+      // Created, paid by card (the payer sent on to redirectUrl with both ids), read back
+      // completed, its delivery recorded, and the suite passing the server.
+      expect(stdout).toMatch(/"id":"cs_[^"]+","status":"created"/);
+      expect(stdout).toMatch(
+        /^303 https:\/\/shop\.example\/thanks\?transactionId=[0-9a-f-]{36}&checkoutSessionId=cs_\S+$/m,
+      );
+      expect(stdout).toMatch(/"status":"completed".*"transactionType":"card"/);
+      expect(stdout).toMatch(/"deliveries":\[\{"transactionId"/);
+      expect(stdout).toContain('PASSED: no must check failed');
+    },
+    paced(180_000),
+  );
 });
 
 describe('the docs', () => {

@@ -19,6 +19,7 @@ import { verifyWebhook } from '../../client/webhooks.ts';
 import { launchChromium } from '../support/chromium.ts';
 import { repoRoot } from '../support/description.ts';
 import { freePort } from '../support/mutating-proxy.ts';
+import { paced } from '../support/pace.ts';
 
 const vectorsFile = path.join(repoRoot, 'openapi/webhook-signature-vectors.json');
 const { vectors } = JSON.parse(readFileSync(vectorsFile, 'utf8')) as {
@@ -126,18 +127,22 @@ describe('in headless Chromium (a page with WebCrypto and no Node)', () => {
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
-  it('verifies every signature vector as the Node verifier does, and signs', async () => {
-    const browser = await launchChromium();
-    try {
-      const tab = await browser.newPage();
-      await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
-      const result = await tab.evaluate(async () => (globalThis as any).probeResult);
-      expect(result.hasProcess).toBe(false);
-      expectVerdicts(result);
-    } finally {
-      await browser.close();
-    }
-  }, 60_000);
+  it(
+    'verifies every signature vector as the Node verifier does, and signs',
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const tab = await browser.newPage();
+        await tab.goto(`http://127.0.0.1:${(server.address() as AddressInfo).port}/`);
+        const result = await tab.evaluate(async () => (globalThis as any).probeResult);
+        expect(result.hasProcess).toBe(false);
+        expectVerdicts(result);
+      } finally {
+        await browser.close();
+      }
+    },
+    paced(60_000),
+  );
 });
 
 describe('in workerd without nodejs_compat', () => {
@@ -184,7 +189,7 @@ const probe :Workerd.Worker = (
       if (i > 100 || worker.exitCode !== null) throw new Error(`workerd did not start:\n${said}`);
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-  }, 60_000);
+  }, paced(60_000));
   afterAll(() => worker?.kill('SIGTERM'));
 
   it('verifies every signature vector as the Node verifier does, and signs', async () => {

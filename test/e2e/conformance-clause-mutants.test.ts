@@ -13,6 +13,7 @@ import { type ClauseMutant, clauseMutants, selectionFor } from '../support/claus
 import { explain } from '../support/conformance-cli.ts';
 import { runVariant } from '../support/conformance-variants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -54,12 +55,16 @@ describe('clause mutants', () => {
 
   describe.concurrent('each is caught: the run does not pass', () => {
     for (const mutant of clauseMutants) {
-      it(`${mutant.clauses.join(', ')}: ${mutant.name}`, async () => {
-        const run = await runVariant(t.url, { ...mutant, only: selectionFor(mutant) });
-        outcomes.set(mutant, run.code);
-        // A kill is a failed must check: a setup error (exit 2) would blame the adapter for the target's defect.
-        expect(run.code, explain(run)).toBe(1);
-      }, 240_000);
+      it(
+        `${mutant.clauses.join(', ')}: ${mutant.name}`,
+        async () => {
+          const run = await runVariant(t.url, { ...mutant, only: selectionFor(mutant) });
+          outcomes.set(mutant, run.code);
+          // A kill is a failed must check: a setup error (exit 2) would blame the adapter for the target's defect.
+          expect(run.code, explain(run)).toBe(1);
+        },
+        paced(240_000),
+      );
     }
   });
 });

@@ -9,6 +9,7 @@ import { explain } from '../support/conformance-cli.ts';
 import { runVariant } from '../support/conformance-variants.ts';
 import { mutants } from '../support/mutants.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 let t: TestServer;
 beforeAll(async () => {
@@ -27,15 +28,19 @@ describe.concurrent('broken variants are caught by the check meant for each', ()
   });
 
   for (const mutant of mutants) {
-    it(`${mutant.name}: ${mutant.caughtBy.join(', ')} fails`, async () => {
-      const run = await runVariant(t.url, mutant);
-      expect(run.code, explain(run)).toBe(1);
-      for (const id of mutant.caughtBy) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
-      for (const id of mutant.stillPass ?? [])
-        expect(run.result(id).status, `${id} should be untouched by this mutant\n${explain(run)}`).toBe('passed');
-      // A failure comes with its evidence.
-      const failed = run.result(mutant.caughtBy[0]!);
-      expect(failed.reason.length).toBeGreaterThan(10);
-    }, 120_000);
+    it(
+      `${mutant.name}: ${mutant.caughtBy.join(', ')} fails`,
+      async () => {
+        const run = await runVariant(t.url, mutant);
+        expect(run.code, explain(run)).toBe(1);
+        for (const id of mutant.caughtBy) expect(run.result(id).status, `${id}\n${explain(run)}`).toBe('failed');
+        for (const id of mutant.stillPass ?? [])
+          expect(run.result(id).status, `${id} should be untouched by this mutant\n${explain(run)}`).toBe('passed');
+        // A failure comes with its evidence.
+        const failed = run.result(mutant.caughtBy[0]!);
+        expect(failed.reason.length).toBeGreaterThan(10);
+      },
+      paced(120_000),
+    );
   }
 });

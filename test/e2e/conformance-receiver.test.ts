@@ -31,6 +31,7 @@ import {
   type Handler,
   type MerchantReceiver,
 } from '../support/merchant-receivers.ts';
+import { paced } from '../support/pace.ts';
 
 const SECRET = 'whsec_conformance_receiver_test_secret';
 const started: MerchantReceiver[] = [];
@@ -58,20 +59,24 @@ describe.concurrent('payment-conformance receiver', () => {
     expect(run.passed).toHaveLength(16);
   });
 
-  it('without --legacy, handling legacy bodies is optional: RCV-014 is a should check and a receiver that accepts or rejects them passes', async () => {
-    for (const allowLegacy of [true, false]) {
-      const run = await check(correctReceiver(SECRET, { allowLegacy }));
-      expect(run.code, run.stdout + run.stderr).toBe(0);
-      expect(run.failed).toEqual([]);
-      expect(run.passed).toHaveLength(16);
-      expect(run.stdout).toMatch(/✓ RCV-014 .*\(should\) \d+ ms$/m);
-    }
-    const accepting = await check(correctReceiver(SECRET, { allowLegacy: true }), ['--legacy', 'reject']);
-    expect(accepting.failed).toEqual(['RCV-014']);
-    const rejecting = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'accept']);
-    expect(rejecting.code).toBe(1);
-    expect(rejecting.failed).toEqual(['RCV-014']);
-  }, 60_000); // four receiver runs one after the other
+  it(
+    'without --legacy, handling legacy bodies is optional: RCV-014 is a should check and a receiver that accepts or rejects them passes',
+    async () => {
+      for (const allowLegacy of [true, false]) {
+        const run = await check(correctReceiver(SECRET, { allowLegacy }));
+        expect(run.code, run.stdout + run.stderr).toBe(0);
+        expect(run.failed).toEqual([]);
+        expect(run.passed).toHaveLength(16);
+        expect(run.stdout).toMatch(/✓ RCV-014 .*\(should\) \d+ ms$/m);
+      }
+      const accepting = await check(correctReceiver(SECRET, { allowLegacy: true }), ['--legacy', 'reject']);
+      expect(accepting.failed).toEqual(['RCV-014']);
+      const rejecting = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'accept']);
+      expect(rejecting.code).toBe(1);
+      expect(rejecting.failed).toEqual(['RCV-014']);
+    },
+    paced(60_000),
+  ); // four receiver runs one after the other
 
   it('with --legacy reject, passes a receiver that refuses unsigned legacy bodies and fails one that takes them', async () => {
     const strict = await check(correctReceiver(SECRET, { allowLegacy: false }), ['--legacy', 'reject']);
@@ -130,12 +135,16 @@ describe.concurrent('payment-conformance receiver', () => {
   });
 
   for (const [name, handler, caughtBy, extra] of broken) {
-    it(`fails a receiver that ${name}: ${caughtBy.join(', ')}`, async () => {
-      const run = await check(handler(), extra);
-      expect(run.code, run.stdout).toBe(1);
-      for (const id of caughtBy) expect(run.failed, run.stdout).toContain(id);
-      if (name !== 'answers after six seconds') expect(run.failed.length, run.stdout).toBe(caughtBy.length);
-    }, 60_000);
+    it(
+      `fails a receiver that ${name}: ${caughtBy.join(', ')}`,
+      async () => {
+        const run = await check(handler(), extra);
+        expect(run.code, run.stdout).toBe(1);
+        for (const id of caughtBy) expect(run.failed, run.stdout).toContain(id);
+        if (name !== 'answers after six seconds') expect(run.failed.length, run.stdout).toBe(caughtBy.length);
+      },
+      paced(60_000),
+    );
   }
 
   it('exits 2 for an unreachable receiver and for a bad secret or flag', async () => {
@@ -222,58 +231,62 @@ describe('payment-conformance receiver: reports, --only and real events', () => 
     expect((await cli(['receiver', '--url', receiver.url, '--secret', SECRET, '--only', 'HOOK-*'])).code).toBe(2);
   });
 
-  it('with --base-url, sends events of real payments: the example merchant receiver, and one that reads every payment back, pass', async () => {
-    const t = await startTestServer({ webhookPollIntervalMs: 20 });
-    const servers: http.Server[] = [];
-    try {
-      const org = await t.organisation();
-      const credentials = org.apiKeys.test;
-      const client = createPaymentClient({ baseUrl: t.url, ...credentials });
-      const shop = createReceiver({ client, db: openShopDb(), signingSecret: org.webhookSigningSecret });
-      servers.push(shop);
-      await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
-      const shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/webhooks`;
-      const real = [
-        '--secret',
-        org.webhookSigningSecret,
-        '--base-url',
-        t.url,
-        '--sandbox-token',
-        SANDBOX_TOKEN,
-        '--client-id',
-        credentials.clientId,
-        '--client-secret',
-        credentials.clientSecret,
-      ];
-      const example = await reported(shopUrl, real);
-      expect(example.code, example.stdout + example.stderr).toBe(0);
-      expect(example.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
-      expect(example.result('RCV-017').status).toBe('passed');
-      expect(JSON.stringify(example.report)).not.toContain(credentials.clientSecret);
+  it(
+    'with --base-url, sends events of real payments: the example merchant receiver, and one that reads every payment back, pass',
+    async () => {
+      const t = await startTestServer({ webhookPollIntervalMs: 20 });
+      const servers: http.Server[] = [];
+      try {
+        const org = await t.organisation();
+        const credentials = org.apiKeys.test;
+        const client = createPaymentClient({ baseUrl: t.url, ...credentials });
+        const shop = createReceiver({ client, db: openShopDb(), signingSecret: org.webhookSigningSecret });
+        servers.push(shop);
+        await new Promise<void>((resolve) => shop.listen(0, '127.0.0.1', resolve));
+        const shopUrl = `http://127.0.0.1:${(shop.address() as AddressInfo).port}/webhooks`;
+        const real = [
+          '--secret',
+          org.webhookSigningSecret,
+          '--base-url',
+          t.url,
+          '--sandbox-token',
+          SANDBOX_TOKEN,
+          '--client-id',
+          credentials.clientId,
+          '--client-secret',
+          credentials.clientSecret,
+        ];
+        const example = await reported(shopUrl, real);
+        expect(example.code, example.stdout + example.stderr).toBe(0);
+        expect(example.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
+        expect(example.result('RCV-017').status).toBe('passed');
+        expect(JSON.stringify(example.report)).not.toContain(credentials.clientSecret);
 
-      // Fulfils only what it reads back as paid, and answers 500 otherwise (the service retries).
-      const readsBack = await startMerchantReceiver(async (raw, signature) => {
-        try {
-          const verified = verifyWebhook(raw, signature, org.webhookSigningSecret);
-          if (verified.kind !== 'event' || verified.event.event !== 'checkout_session.completed') return 200;
-          const confirmation = await client.confirmPayment(verified.event.checkoutSessionId!);
-          return confirmation.paid ? 200 : 500;
-        } catch (error) {
-          return (error as Error).name === 'WebhookVerificationError' ? 400 : 500;
-        }
-      });
-      started.push(readsBack);
-      const madeUp = await reported(readsBack.url, ['--secret', org.webhookSigningSecret]);
-      expect(madeUp.code).toBe(1);
-      expect(madeUp.result('RCV-001').reason).toMatch(/made-up payment/);
-      const withReal = await reported(readsBack.url, real);
-      expect(withReal.code, withReal.stdout + withReal.stderr).toBe(0);
-      expect(withReal.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
-    } finally {
-      for (const s of servers) await new Promise((resolve) => s.close(resolve));
-      await t.close();
-    }
-  }, 120_000);
+        // Fulfils only what it reads back as paid, and answers 500 otherwise (the service retries).
+        const readsBack = await startMerchantReceiver(async (raw, signature) => {
+          try {
+            const verified = verifyWebhook(raw, signature, org.webhookSigningSecret);
+            if (verified.kind !== 'event' || verified.event.event !== 'checkout_session.completed') return 200;
+            const confirmation = await client.confirmPayment(verified.event.checkoutSessionId!);
+            return confirmation.paid ? 200 : 500;
+          } catch (error) {
+            return (error as Error).name === 'WebhookVerificationError' ? 400 : 500;
+          }
+        });
+        started.push(readsBack);
+        const madeUp = await reported(readsBack.url, ['--secret', org.webhookSigningSecret]);
+        expect(madeUp.code).toBe(1);
+        expect(madeUp.result('RCV-001').reason).toMatch(/made-up payment/);
+        const withReal = await reported(readsBack.url, real);
+        expect(withReal.code, withReal.stdout + withReal.stderr).toBe(0);
+        expect(withReal.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
+      } finally {
+        for (const s of servers) await new Promise((resolve) => s.close(resolve));
+        await t.close();
+      }
+    },
+    paced(120_000),
+  );
 
   it('with --base-url but no credentials of the receiver’s organisation, or no way to pay, exits 2', async () => {
     const receiver = await startMerchantReceiver(correctReceiver(SECRET, { allowLegacy: true }));

@@ -15,6 +15,7 @@ import { type CliRun, explain, runSuite } from '../support/conformance-cli.ts';
 import { repoRoot } from '../support/description.ts';
 import { editJson, type MutatingProxy, startMutatingProxy } from '../support/mutating-proxy.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 const shots = path.join(repoRoot, 'test-results/conformance-report');
 
@@ -48,7 +49,7 @@ beforeAll(async () => {
   );
   await mkdir(shots, { recursive: true });
   browser = await launchChromium();
-}, 120_000);
+}, paced(120_000));
 
 afterAll(async () => {
   await browser?.close();

@@ -12,6 +12,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadDescription, repoRoot } from '../support/description.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 const docsDir = path.join(repoRoot, 'server/site');
 const shots = path.join(repoRoot, 'test-results/docs');
@@ -55,7 +56,7 @@ beforeAll(async () => {
   await mkdir(shots, { recursive: true });
   server = await startTestServer({ docsDir });
   browser = await launchChromium();
-}, 60_000);
+}, paced(60_000));
 
 afterAll(async () => {
   await browser?.close();
@@ -63,58 +64,70 @@ afterAll(async () => {
 });
 
 describe('docs in a browser', () => {
-  it('renders every operation and webhook of the public API, reached from the sidebar', async () => {
-    const page = await open('/docs/');
-    await expect.poll(() => page.title()).toBe('Payment Service API');
-    const doc = loadDescription('openapi');
-    const operations = [
-      ...Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item)),
-      ...Object.values<any>(doc.webhooks).flatMap((item) => Object.values<any>(item)),
-    ];
-    expect(operations.length).toBe(9);
-    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
-    for (const tag of doc.tags.map((t: any) => t.name)) {
-      await sidebar.getByText(tag, { exact: true }).first().click();
-      for (const op of operations.filter((o) => o.tags.includes(tag))) {
-        await sidebar.getByText(op.summary, { exact: true }).first().click();
-        await expect.poll(() => page.url(), { message: op.operationId }).toContain(op.operationId.toLowerCase());
-        await expect.poll(() => headingInView(page, op.summary), { message: op.summary }).toBe(true);
+  it(
+    'renders every operation and webhook of the public API, reached from the sidebar',
+    async () => {
+      const page = await open('/docs/');
+      await expect.poll(() => page.title()).toBe('Payment Service API');
+      const doc = loadDescription('openapi');
+      const operations = [
+        ...Object.values<any>(doc.paths).flatMap((item) => Object.values<any>(item)),
+        ...Object.values<any>(doc.webhooks).flatMap((item) => Object.values<any>(item)),
+      ];
+      expect(operations.length).toBe(9);
+      const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+      for (const tag of doc.tags.map((t: any) => t.name)) {
+        await sidebar.getByText(tag, { exact: true }).first().click();
+        for (const op of operations.filter((o) => o.tags.includes(tag))) {
+          await sidebar.getByText(op.summary, { exact: true }).first().click();
+          await expect.poll(() => page.url(), { message: op.operationId }).toContain(op.operationId.toLowerCase());
+          await expect.poll(() => headingInView(page, op.summary), { message: op.summary }).toBe(true);
+        }
       }
-    }
-    await page.screenshot({ path: path.join(shots, 'api-reference-webhook.png') });
-    await page.close();
-  }, 90_000);
+      await page.screenshot({ path: path.join(shots, 'api-reference-webhook.png') });
+      await page.close();
+    },
+    paced(90_000),
+  );
 
-  it('shows a create operation with its Idempotency-Key and its 400 error examples', async () => {
-    const page = await open('/docs/');
-    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
-    await sidebar.getByText('Checkout sessions', { exact: true }).first().click();
-    await sidebar.getByText('Create a checkout session', { exact: true }).first().click();
-    await expect.poll(() => headingInView(page, 'Create a checkout session')).toBe(true);
-    expect(await page.locator('main').innerText()).toContain('Idempotency-Key');
-    await page.getByRole('tab', { name: '400', exact: true }).first().click();
-    await expect.poll(() => page.locator('main').innerText()).toContain('validation_failed');
-    await page.screenshot({ path: path.join(shots, 'api-reference-create-400.png') });
-    await page.close();
-  }, 60_000);
+  it(
+    'shows a create operation with its Idempotency-Key and its 400 error examples',
+    async () => {
+      const page = await open('/docs/');
+      const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+      await sidebar.getByText('Checkout sessions', { exact: true }).first().click();
+      await sidebar.getByText('Create a checkout session', { exact: true }).first().click();
+      await expect.poll(() => headingInView(page, 'Create a checkout session')).toBe(true);
+      expect(await page.locator('main').innerText()).toContain('Idempotency-Key');
+      await page.getByRole('tab', { name: '400', exact: true }).first().click();
+      await expect.poll(() => page.locator('main').innerText()).toContain('validation_failed');
+      await page.screenshot({ path: path.join(shots, 'api-reference-create-400.png') });
+      await page.close();
+    },
+    paced(60_000),
+  );
 
-  it('renders the sandbox API reference', async () => {
-    const page = await open('/docs/sandbox/');
-    await expect.poll(() => page.title()).toBe('Payment Service Sandbox API');
-    const doc = loadDescription('sandbox');
-    const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
-    for (const tag of doc.tags.map((t: any) => t.name)) {
-      await expect.poll(() => sidebar.getByText(tag, { exact: true }).count(), tag).toBeGreaterThan(0);
-    }
-    await sidebar.getByText(doc.tags[0].name, { exact: true }).first().click();
-    const first = Object.values<any>(doc.paths)
-      .flatMap((item) => Object.values<any>(item))
-      .find((op) => op.tags.includes(doc.tags[0].name));
-    await sidebar.getByText(first.summary, { exact: true }).first().click();
-    await expect.poll(() => headingInView(page, first.summary)).toBe(true);
-    await page.screenshot({ path: path.join(shots, 'sandbox-reference.png') });
-    await page.close();
-  }, 60_000);
+  it(
+    'renders the sandbox API reference',
+    async () => {
+      const page = await open('/docs/sandbox/');
+      await expect.poll(() => page.title()).toBe('Payment Service Sandbox API');
+      const doc = loadDescription('sandbox');
+      const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+      for (const tag of doc.tags.map((t: any) => t.name)) {
+        await expect.poll(() => sidebar.getByText(tag, { exact: true }).count(), tag).toBeGreaterThan(0);
+      }
+      await sidebar.getByText(doc.tags[0].name, { exact: true }).first().click();
+      const first = Object.values<any>(doc.paths)
+        .flatMap((item) => Object.values<any>(item))
+        .find((op) => op.tags.includes(doc.tags[0].name));
+      await sidebar.getByText(first.summary, { exact: true }).first().click();
+      await expect.poll(() => headingInView(page, first.summary)).toBe(true);
+      await page.screenshot({ path: path.join(shots, 'sandbox-reference.png') });
+      await page.close();
+    },
+    paced(60_000),
+  );
 
   it('has a section with id="<code>" for every documented error code', async () => {
     const page = await open('/docs/errors/');
@@ -191,45 +204,49 @@ describe('docs in a browser', () => {
     await page.close();
   });
 
-  it('renders every page under its Content-Security-Policy, with no violation reported (Redoc and its search worker included)', async () => {
-    for (const [pathname, ready] of <const>[
-      ['/docs/', 'Payment Service API'],
-      ['/docs/sandbox/', 'Payment Service Sandbox API'],
-      ['/docs/errors/', 'Error codes · Payment Service API'],
-      ['/', 'Payment Service reference server'],
-    ]) {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-      const violations: string[] = [];
-      await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
-      await page.addInitScript(() =>
-        document.addEventListener('securitypolicyviolation', (e) =>
-          (window as unknown as { reportViolation(t: string): void }).reportViolation(
-            `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`,
+  it(
+    'renders every page under its Content-Security-Policy, with no violation reported (Redoc and its search worker included)',
+    async () => {
+      for (const [pathname, ready] of <const>[
+        ['/docs/', 'Payment Service API'],
+        ['/docs/sandbox/', 'Payment Service Sandbox API'],
+        ['/docs/errors/', 'Error codes · Payment Service API'],
+        ['/', 'Payment Service reference server'],
+      ]) {
+        const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+        const violations: string[] = [];
+        await page.exposeFunction('reportViolation', (text: string) => violations.push(text));
+        await page.addInitScript(() =>
+          document.addEventListener('securitypolicyviolation', (e) =>
+            (window as unknown as { reportViolation(t: string): void }).reportViolation(
+              `${e.violatedDirective} ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`,
+            ),
           ),
-        ),
-      );
-      page.on('console', (m) => {
-        if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
-      });
-      const response = await page.goto(`${server.url}${pathname}`, { waitUntil: 'load' });
-      const policy = response?.headers()['content-security-policy'] ?? '';
-      expect(policy, pathname).toContain("default-src 'none'");
-      expect(policy, pathname).toContain("frame-ancestors 'none'");
-      // Scripts by their hashes only: an injected one does not run. (Redoc's search worker needs eval.)
-      expect(policy.match(/script-src[^;]*/)?.[0] ?? '', pathname).not.toContain("'unsafe-inline'");
-      if (!pathname.startsWith('/docs/') || pathname === '/docs/errors/')
-        expect(policy, pathname).not.toContain('script-src');
-      await expect.poll(() => page.title(), { message: pathname }).toBe(ready);
-      if (pathname.startsWith('/docs/') && pathname !== '/docs/errors/') {
-        // Rendered by its script; its search index (built in a worker as the page loads) has had time to start.
-        const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
-        await expect.poll(() => sidebar.count(), { message: pathname }).toBeGreaterThan(3);
-        await page.waitForTimeout(1000);
+        );
+        page.on('console', (m) => {
+          if (/Content.Security.Policy/i.test(m.text())) violations.push(m.text());
+        });
+        const response = await page.goto(`${server.url}${pathname}`, { waitUntil: 'load' });
+        const policy = response?.headers()['content-security-policy'] ?? '';
+        expect(policy, pathname).toContain("default-src 'none'");
+        expect(policy, pathname).toContain("frame-ancestors 'none'");
+        // Scripts by their hashes only: an injected one does not run. (Redoc's search worker needs eval.)
+        expect(policy.match(/script-src[^;]*/)?.[0] ?? '', pathname).not.toContain("'unsafe-inline'");
+        if (!pathname.startsWith('/docs/') || pathname === '/docs/errors/')
+          expect(policy, pathname).not.toContain('script-src');
+        await expect.poll(() => page.title(), { message: pathname }).toBe(ready);
+        if (pathname.startsWith('/docs/') && pathname !== '/docs/errors/') {
+          // Rendered by its script; its search index (built in a worker as the page loads) has had time to start.
+          const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+          await expect.poll(() => sidebar.count(), { message: pathname }).toBeGreaterThan(3);
+          await page.waitForTimeout(1000);
+        }
+        expect(violations, pathname).toEqual([]);
+        await page.close();
       }
-      expect(violations, pathname).toEqual([]);
-      await page.close();
-    }
-  }, 60_000);
+    },
+    paced(60_000),
+  );
 
   it('fits the landing page and its example to a phone screen, the example setting the token it uses', async () => {
     const page = await browser.newPage({ viewport: { width: 360, height: 740 } });

@@ -18,6 +18,7 @@ import { launchChromium } from '../support/chromium.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { repoRoot } from '../support/description.ts';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 const shots = path.join(repoRoot, 'test-results/hosted-page');
 const ORG_NAME = 'Kōwhai Coffee & Co';
@@ -156,7 +157,7 @@ beforeAll(async () => {
     offsite.push(url);
     return route.abort('blockedbyclient');
   });
-}, 60_000);
+}, paced(60_000));
 
 afterAll(async () => {
   await context?.close();
@@ -166,73 +167,81 @@ afterAll(async () => {
 });
 
 describe('hosted payment page in a browser', () => {
-  it('a: pays a both session by card and sends the payer (303) to the merchant with the ids appended', async () => {
-    const session = await createSession();
-    expect(session.url).toBe(`${t.url}/pay/${session.id}`);
-    const { page, response } = await open(session.url);
-    expect(response?.status()).toBe(200);
-    expect(await page.locator('h1').innerText()).toBe(`Pay ${ORG_NAME}`);
-    const main = await page.locator('main').innerText();
-    expect(main).toContain('INV-1001');
-    expect(await rail(page, 'Card').count()).toBe(1);
-    expect(await rail(page, 'Bank transfer \\(open banking\\)').count()).toBe(1);
-    await page.screenshot({ path: path.join(shots, 'a-both-payable.png'), fullPage: true });
-    await expectAmountShown(page);
+  it(
+    'a: pays a both session by card and sends the payer (303) to the merchant with the ids appended',
+    async () => {
+      const session = await createSession();
+      expect(session.url).toBe(`${t.url}/pay/${session.id}`);
+      const { page, response } = await open(session.url);
+      expect(response?.status()).toBe(200);
+      expect(await page.locator('h1').innerText()).toBe(`Pay ${ORG_NAME}`);
+      const main = await page.locator('main').innerText();
+      expect(main).toContain('INV-1001');
+      expect(await rail(page, 'Card').count()).toBe(1);
+      expect(await rail(page, 'Bank transfer \\(open banking\\)').count()).toBe(1);
+      await page.screenshot({ path: path.join(shots, 'a-both-payable.png'), fullPage: true });
+      await expectAmountShown(page);
 
-    const hitsBefore = merchantHits.length;
-    const { landed, postStatus, postMethod } = await payAndLand(page, 'Card');
-    expect(postMethod).toBe('POST');
-    expect(postStatus).toBe(303);
-    expect(landed.pathname).toBe('/done');
-    expect(landed.searchParams.get('order')).toBe('42');
-    expect(landed.searchParams.get('lang')).toBe('en');
-    expect(landed.searchParams.get('checkoutSessionId')).toBe(session.id);
-    const transactionId = landed.searchParams.get('transactionId');
-    expect(transactionId).toMatch(UUID);
-    expect(await page.locator('h1').innerText()).toBe('Thank you for your order');
-    expect(merchantHits.slice(hitsBefore)).toEqual([`${landed.pathname}${landed.search}`]);
-    await page.screenshot({ path: path.join(shots, 'a-merchant-landing.png') });
+      const hitsBefore = merchantHits.length;
+      const { landed, postStatus, postMethod } = await payAndLand(page, 'Card');
+      expect(postMethod).toBe('POST');
+      expect(postStatus).toBe(303);
+      expect(landed.pathname).toBe('/done');
+      expect(landed.searchParams.get('order')).toBe('42');
+      expect(landed.searchParams.get('lang')).toBe('en');
+      expect(landed.searchParams.get('checkoutSessionId')).toBe(session.id);
+      const transactionId = landed.searchParams.get('transactionId');
+      expect(transactionId).toMatch(UUID);
+      expect(await page.locator('h1').innerText()).toBe('Thank you for your order');
+      expect(merchantHits.slice(hitsBefore)).toEqual([`${landed.pathname}${landed.search}`]);
+      await page.screenshot({ path: path.join(shots, 'a-merchant-landing.png') });
 
-    // The id in the URL is not proof of payment: the merchant reads the session back.
-    const read = await readSession(session.id);
-    expect(read).toMatchObject({
-      id: session.id,
-      status: 'completed',
-      transactionType: 'card',
-      checkoutMethod: 'both',
-      testMode: true,
-    });
-    expect(read.transactionId).toBe(transactionId);
-    await page.close();
-  }, 30_000);
+      // The id in the URL is not proof of payment: the merchant reads the session back.
+      const read = await readSession(session.id);
+      expect(read).toMatchObject({
+        id: session.id,
+        status: 'completed',
+        transactionType: 'card',
+        checkoutMethod: 'both',
+        testMode: true,
+      });
+      expect(read.transactionId).toBe(transactionId);
+      await page.close();
+    },
+    paced(30_000),
+  );
 
-  it('b: a declined attempt comes back to the page with an alert; a retry on the bank rail succeeds', async () => {
-    const session = await createSession();
-    const { page } = await open(session.url);
-    const decline = rail(page, 'Card').getByRole('button', { name: 'Decline' });
-    await clickAndLand(page, decline, (u) => u.pathname === `/pay/${session.id}`);
-    expect(new URL(page.url()).searchParams.get('result')).toBe('declined');
-    const alert = page.getByRole('alert');
-    await expect.poll(() => alert.count()).toBe(1);
-    expect(await alert.isVisible()).toBe(true);
-    expect(await alert.innerText()).toMatch(/declined/i);
-    await page.screenshot({ path: path.join(shots, 'b-declined.png'), fullPage: true });
-    expect(await readSession(session.id)).toMatchObject({ status: 'failed', transactionType: 'open_banking' });
+  it(
+    'b: a declined attempt comes back to the page with an alert; a retry on the bank rail succeeds',
+    async () => {
+      const session = await createSession();
+      const { page } = await open(session.url);
+      const decline = rail(page, 'Card').getByRole('button', { name: 'Decline' });
+      await clickAndLand(page, decline, (u) => u.pathname === `/pay/${session.id}`);
+      expect(new URL(page.url()).searchParams.get('result')).toBe('declined');
+      const alert = page.getByRole('alert');
+      await expect.poll(() => alert.count()).toBe(1);
+      expect(await alert.isVisible()).toBe(true);
+      expect(await alert.innerText()).toMatch(/declined/i);
+      await page.screenshot({ path: path.join(shots, 'b-declined.png'), fullPage: true });
+      expect(await readSession(session.id)).toMatchObject({ status: 'failed', transactionType: 'open_banking' });
 
-    // The session stays live: both rails are still offered.
-    expect(await page.getByRole('button', { name: 'Pay (succeeds)' }).count()).toBe(2);
-    const { landed, postStatus } = await payAndLand(page, 'Bank transfer \\(open banking\\)');
-    expect(postStatus).toBe(303);
-    expect(landed.pathname).toBe('/done');
-    expect(landed.searchParams.get('order')).toBe('42');
-    expect(landed.searchParams.get('lang')).toBe('en');
-    expect(landed.searchParams.get('checkoutSessionId')).toBe(session.id);
-    expect(landed.searchParams.get('transactionId')).toMatch(UUID);
-    const read = await readSession(session.id);
-    expect(read).toMatchObject({ status: 'completed', transactionType: 'open_banking' });
-    expect(read.transactionId).toBe(landed.searchParams.get('transactionId'));
-    await page.close();
-  }, 30_000);
+      // The session stays live: both rails are still offered.
+      expect(await page.getByRole('button', { name: 'Pay (succeeds)' }).count()).toBe(2);
+      const { landed, postStatus } = await payAndLand(page, 'Bank transfer \\(open banking\\)');
+      expect(postStatus).toBe(303);
+      expect(landed.pathname).toBe('/done');
+      expect(landed.searchParams.get('order')).toBe('42');
+      expect(landed.searchParams.get('lang')).toBe('en');
+      expect(landed.searchParams.get('checkoutSessionId')).toBe(session.id);
+      expect(landed.searchParams.get('transactionId')).toMatch(UUID);
+      const read = await readSession(session.id);
+      expect(read).toMatchObject({ status: 'completed', transactionType: 'open_banking' });
+      expect(read.transactionId).toBe(landed.searchParams.get('transactionId'));
+      await page.close();
+    },
+    paced(30_000),
+  );
 
   describe('c: pages for other states and sessions', () => {
     it('a completed session shows "Payment complete" and no buttons', async () => {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPaymentClient, signWebhook } from '../../client/index.ts';
 import { createReceiver, openShopDb, placeOrder, reconcile, type Shop } from '../../examples/merchant-receiver.ts';
 import { startTestServer, type Org, type TestServer } from '../support/server.ts';
+import { paced, until } from '../support/pace.ts';
 
 let t: TestServer;
 let org: Org;
@@ -39,14 +40,10 @@ afterAll(async () => {
   await t.close();
 });
 
-async function until<T>(probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+async function defined<T>(probe: () => T | undefined, timeoutMs = 5000): Promise<T> {
+  const value = await until(probe, (found) => found !== undefined, timeoutMs);
+  if (value === undefined) throw new Error(`nothing after ${paced(timeoutMs)} ms`);
+  return value;
 }
 
 const paymentIdOf = (orderId: string) =>
@@ -69,7 +66,7 @@ describe('merchant receiver example', () => {
     });
     const sessionId = paymentIdOf('A-1');
     await t.sandbox('POST', `/sandbox/checkout-sessions/${sessionId}/attempts`, { rail: 'card', outcome: 'succeeded' });
-    await until(() => (fulfilled.includes('A-1') ? true : undefined));
+    await defined(() => (fulfilled.includes('A-1') ? true : undefined));
 
     const { deliveries } = await t.sandbox<{ deliveries: { transactionId: string; responseStatus: number }[] }>(
       'GET',

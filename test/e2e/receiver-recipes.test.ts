@@ -20,6 +20,7 @@ import { createReceiver as nodeReceiver } from '../../examples/receivers/node-ht
 import { serveOnNode, webhookHandler } from '../../examples/receivers/web.ts';
 import { cli, type JsonReport } from '../support/conformance-cli.ts';
 import { type Org, SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 let t: TestServer;
 let org: Org;
@@ -123,7 +124,7 @@ describe('each receiver recipe, with real events from the reference server', () 
       expect(run.code).toBe(0);
       expect(report.summary.passed).toBeGreaterThanOrEqual(17);
     },
-    120_000,
+    paced(120_000),
   );
 
   it('the recipes fulfilled orders for the real payments the checks made, each once however often it was delivered', () => {

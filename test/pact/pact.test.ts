@@ -22,6 +22,7 @@ import {
 } from '../../client/index.ts';
 import { CONTRACTS_DIR, verifyContracts } from '../../scripts/verify-contracts.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 const { like, regex, eachLike, fromProviderState, string, boolean, nullValue } = MatchersV3;
 
@@ -379,24 +380,32 @@ describe('provider: the reference server', () => {
   });
   afterAll(() => t.close());
 
-  it('satisfies every interaction in the contract', async () => {
-    // Resolves only when every interaction verified (a mismatch rejects, as the next test shows).
-    const output = await verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [CONTRACT] });
-    const interactions = (JSON.parse(readFileSync(CONTRACT, 'utf8')) as { interactions: unknown[] }).interactions;
-    expect(interactions.length).toBeGreaterThan(3);
-    expect(typeof output).toBe('string');
-  }, 60_000);
+  it(
+    'satisfies every interaction in the contract',
+    async () => {
+      // Resolves only when every interaction verified (a mismatch rejects, as the next test shows).
+      const output = await verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [CONTRACT] });
+      const interactions = (JSON.parse(readFileSync(CONTRACT, 'utf8')) as { interactions: unknown[] }).interactions;
+      expect(interactions.length).toBeGreaterThan(3);
+      expect(typeof output).toBe('string');
+    },
+    paced(60_000),
+  );
 
-  it('rejects a contract the server does not satisfy (a 403 where the server answers 404)', async () => {
-    const contract = JSON.parse(readFileSync(CONTRACT, 'utf8'));
-    const notFound = contract.interactions.find(
-      (i: { description: string }) => i.description === 'a read of a checkout session that does not exist',
-    );
-    notFound.response.status = 403;
-    const altered = join(mkdtempSync(join(tmpdir(), 'pact-')), 'altered.json');
-    writeFileSync(altered, JSON.stringify(contract));
-    await expect(
-      verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [altered] }),
-    ).rejects.toThrow();
-  }, 60_000);
+  it(
+    'rejects a contract the server does not satisfy (a 403 where the server answers 404)',
+    async () => {
+      const contract = JSON.parse(readFileSync(CONTRACT, 'utf8'));
+      const notFound = contract.interactions.find(
+        (i: { description: string }) => i.description === 'a read of a checkout session that does not exist',
+      );
+      notFound.response.status = 403;
+      const altered = join(mkdtempSync(join(tmpdir(), 'pact-')), 'altered.json');
+      writeFileSync(altered, JSON.stringify(contract));
+      await expect(
+        verifyContracts({ baseUrl: t.url, sandboxToken: SANDBOX_TOKEN, pactUrls: [altered] }),
+      ).rejects.toThrow();
+    },
+    paced(60_000),
+  );
 });

@@ -39,6 +39,7 @@ import {
   START_TIMEOUT_MS,
   startServerProcess,
 } from '../support/server-process.ts';
+import { paced, until } from '../support/pace.ts';
 
 const STOP_TIMEOUT_MS = 5_000;
 
@@ -116,266 +117,306 @@ describe('payment-server on a database file, across a restart', () => {
   const db = path.join(tmp, 'restart', 'payment.sqlite');
   const first = { clientId: '', clientSecret: '', webhookSecret: '', sandboxToken: '', sessionId: '' };
 
-  it('on an empty database prints where it listens, then the demo organisation’s credentials, the sandbox token and the docs URL', async () => {
-    mkdirSync(path.dirname(db));
-    const server = await start(['--port', '0', '--db', db]);
-    try {
-      expect(server.lines[0]).toMatch(LISTENING);
-      expect(server.host).toBe('127.0.0.1');
-      expect(server.port).toBeGreaterThan(0);
-      expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
-      const health = await json(`${server.url}/healthz`);
-      expect(health.status).toBe(200);
+  it(
+    'on an empty database prints where it listens, then the demo organisation’s credentials, the sandbox token and the docs URL',
+    async () => {
+      mkdirSync(path.dirname(db));
+      const server = await start(['--port', '0', '--db', db]);
+      try {
+        expect(server.lines[0]).toMatch(LISTENING);
+        expect(server.host).toBe('127.0.0.1');
+        expect(server.port).toBeGreaterThan(0);
+        expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
+        const health = await json(`${server.url}/healthz`);
+        expect(health.status).toBe(200);
 
-      const clientId = printed(server.lines, /test clientId:\s+(\S+)$/);
-      const clientSecret = printed(server.lines, /test clientSecret:\s+(\S+)$/);
-      const webhookSecret = printed(server.lines, /webhook secret:\s+(\S+)$/);
-      const sandboxToken = printed(server.lines, /^sandbox token: (\S+)$/);
-      const docs = printed(server.lines, /^docs: (\S+)/);
-      expect(clientId, server.lines.join('\n')).toMatch(/\S/);
-      expect(clientSecret).toMatch(/\S/);
-      expect(webhookSecret).toMatch(/^whsec_\S+$/);
-      expect(sandboxToken).toMatch(/\S/);
-      expect(docs).toBe(`${server.url}/docs/`);
-      expect((await fetch(docs!)).status).toBe(200);
-      expect((await fetch(`${server.url}/docs/errors/`)).status).toBe(200);
-      // The secrets are printed once each, never in the listening line.
-      expect(server.lines.filter((l) => l.includes(clientSecret!))).toHaveLength(1);
+        const clientId = printed(server.lines, /test clientId:\s+(\S+)$/);
+        const clientSecret = printed(server.lines, /test clientSecret:\s+(\S+)$/);
+        const webhookSecret = printed(server.lines, /webhook secret:\s+(\S+)$/);
+        const sandboxToken = printed(server.lines, /^sandbox token: (\S+)$/);
+        const docs = printed(server.lines, /^docs: (\S+)/);
+        expect(clientId, server.lines.join('\n')).toMatch(/\S/);
+        expect(clientSecret).toMatch(/\S/);
+        expect(webhookSecret).toMatch(/^whsec_\S+$/);
+        expect(sandboxToken).toMatch(/\S/);
+        expect(docs).toBe(`${server.url}/docs/`);
+        expect((await fetch(docs!)).status).toBe(200);
+        expect((await fetch(`${server.url}/docs/errors/`)).status).toBe(200);
+        // The secrets are printed once each, never in the listening line.
+        expect(server.lines.filter((l) => l.includes(clientSecret!))).toHaveLength(1);
 
-      // The test credentials work, and in test mode.
-      const token = await getToken(server.url, clientId!, clientSecret!);
-      expect(token.status).toBe(200);
-      expect(token.body.tokenType).toBe('Bearer');
-      const created = await json(`${server.url}/api/checkout-sessions`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${token.body.accessToken}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          type: 'single',
-          amount: { total: 12.34 },
-          creditorReference: { reference: 'CLI-1' },
-          redirectUrl: 'https://shop.example.com/done',
-          checkoutMethod: 'both',
-        }),
-      });
-      expect(created.status).toBe(200);
-      expect(created.body.testMode).toBe(true);
-      expect(created.body.id).toMatch(/^cs_/);
-      // The random sandbox token printed is the one the sandbox API takes.
-      expect((await sandboxCreateOrganisation(server.url, sandboxToken)).status).toBe(200);
-      Object.assign(first, { clientId, clientSecret, webhookSecret, sandboxToken, sessionId: created.body.id });
-    } finally {
-      const exit = await stop(server, 'SIGTERM');
-      expect(exit).toEqual({ code: 0, signal: null });
-    }
-    expect(server.stderr()).toBe('');
-  }, 40_000);
+        // The test credentials work, and in test mode.
+        const token = await getToken(server.url, clientId!, clientSecret!);
+        expect(token.status).toBe(200);
+        expect(token.body.tokenType).toBe('Bearer');
+        const created = await json(`${server.url}/api/checkout-sessions`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token.body.accessToken}`, 'content-type': 'application/json' },
+          body: JSON.stringify({
+            type: 'single',
+            amount: { total: 12.34 },
+            creditorReference: { reference: 'CLI-1' },
+            redirectUrl: 'https://shop.example.com/done',
+            checkoutMethod: 'both',
+          }),
+        });
+        expect(created.status).toBe(200);
+        expect(created.body.testMode).toBe(true);
+        expect(created.body.id).toMatch(/^cs_/);
+        // The random sandbox token printed is the one the sandbox API takes.
+        expect((await sandboxCreateOrganisation(server.url, sandboxToken)).status).toBe(200);
+        Object.assign(first, { clientId, clientSecret, webhookSecret, sandboxToken, sessionId: created.body.id });
+      } finally {
+        const exit = await stop(server, 'SIGTERM');
+        expect(exit).toEqual({ code: 0, signal: null });
+      }
+      expect(server.stderr()).toBe('');
+    },
+    paced(40_000),
+  );
 
-  it('restarted on the same file, prints the same demo organisation again, and the data is still there', async () => {
-    expect(first.sessionId, 'the first start must have run').toMatch(/^cs_/);
-    const server = await start(['--port', '0', '--db', db]);
-    try {
-      expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
-      expect(printed(server.lines, /test clientId:\s+(\S+)$/)).toBe(first.clientId);
-      expect(printed(server.lines, /test clientSecret:\s+(\S+)$/)).toBe(first.clientSecret);
-      expect(printed(server.lines, /webhook secret:\s+(\S+)$/)).toBe(first.webhookSecret);
-      // The random sandbox token is kept with the data, like the credentials.
-      expect(printed(server.lines, /^sandbox token: (\S+)$/)).toBe(first.sandboxToken);
-      expect((await sandboxCreateOrganisation(server.url, first.sandboxToken)).status).toBe(200);
-      expect(server.lines).toContain(`  kept in ${db}; to start afresh, stop the server and delete ${db}*`);
-      const token = await getToken(server.url, first.clientId, first.clientSecret);
-      expect(token.status).toBe(200);
-      const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, {
-        headers: { authorization: `Bearer ${token.body.accessToken}` },
-      });
-      expect(read.status).toBe(200);
-      expect(read.body).toMatchObject({
-        id: first.sessionId,
-        status: 'created',
-        amount: { total: 12.34, currency: 'NZD' },
-        reference: 'CLI-1',
-        testMode: true,
-      });
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    'restarted on the same file, prints the same demo organisation again, and the data is still there',
+    async () => {
+      expect(first.sessionId, 'the first start must have run').toMatch(/^cs_/);
+      const server = await start(['--port', '0', '--db', db]);
+      try {
+        expect(server.lines[0]).toBe(`payment-server listening on http://127.0.0.1:${server.port}`);
+        expect(printed(server.lines, /test clientId:\s+(\S+)$/)).toBe(first.clientId);
+        expect(printed(server.lines, /test clientSecret:\s+(\S+)$/)).toBe(first.clientSecret);
+        expect(printed(server.lines, /webhook secret:\s+(\S+)$/)).toBe(first.webhookSecret);
+        // The random sandbox token is kept with the data, like the credentials.
+        expect(printed(server.lines, /^sandbox token: (\S+)$/)).toBe(first.sandboxToken);
+        expect((await sandboxCreateOrganisation(server.url, first.sandboxToken)).status).toBe(200);
+        expect(server.lines).toContain(`  kept in ${db}; to start afresh, stop the server and delete ${db}*`);
+        const token = await getToken(server.url, first.clientId, first.clientSecret);
+        expect(token.status).toBe(200);
+        const read = await json(`${server.url}/api/checkout-sessions/${first.sessionId}`, {
+          headers: { authorization: `Bearer ${token.body.accessToken}` },
+        });
+        expect(read.status).toBe(200);
+        expect(read.body).toMatchObject({
+          id: first.sessionId,
+          status: 'created',
+          amount: { total: 12.34, currency: 'NZD' },
+          reference: 'CLI-1',
+          testMode: true,
+        });
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 });
 
 describe('payment-server on a database file whose demo key was deleted', () => {
-  it('makes the demo organisation a new test key on the next start, and prints it', async () => {
-    const db = path.join(tmp, 'demo-key.sqlite');
-    const first = await start(['--port', '0', '--db', db, '--sandbox-token', 'sbx']);
-    const orgLine = first.lines.find((l) => l.startsWith('demo organisation '));
-    const clientId = printed(first.lines, /test clientId:\s+(\S+)$/)!;
-    try {
-      const deleted = await json(`${first.url}/sandbox/api-keys/${clientId}`, {
-        method: 'DELETE',
-        headers: { authorization: 'Bearer sbx' },
-      });
-      expect(deleted.status).toBe(200);
-    } finally {
-      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-    const again = await start(['--port', '0', '--db', db]);
-    try {
-      expect(again.lines).toContain(orgLine);
-      const newId = printed(again.lines, /test clientId:\s+(\S+)$/)!;
-      expect(newId).not.toBe(clientId);
-      const token = await getToken(again.url, newId, printed(again.lines, /test clientSecret:\s+(\S+)$/)!);
-      expect(token.status).toBe(200);
-    } finally {
-      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    'makes the demo organisation a new test key on the next start, and prints it',
+    async () => {
+      const db = path.join(tmp, 'demo-key.sqlite');
+      const first = await start(['--port', '0', '--db', db, '--sandbox-token', 'sbx']);
+      const orgLine = first.lines.find((l) => l.startsWith('demo organisation '));
+      const clientId = printed(first.lines, /test clientId:\s+(\S+)$/)!;
+      try {
+        const deleted = await json(`${first.url}/sandbox/api-keys/${clientId}`, {
+          method: 'DELETE',
+          headers: { authorization: 'Bearer sbx' },
+        });
+        expect(deleted.status).toBe(200);
+      } finally {
+        expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+      const again = await start(['--port', '0', '--db', db]);
+      try {
+        expect(again.lines).toContain(orgLine);
+        const newId = printed(again.lines, /test clientId:\s+(\S+)$/)!;
+        expect(newId).not.toBe(clientId);
+        const token = await getToken(again.url, newId, printed(again.lines, /test clientSecret:\s+(\S+)$/)!);
+        expect(token.status).toBe(200);
+      } finally {
+        expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 });
 
 describe('payment-server logs', () => {
-  it('writes pretty lines when stderr is a terminal (JSON lines otherwise, below)', async () => {
-    // script(1) gives the server a pseudo-terminal for stdout and stderr alike.
-    const command = [process.execPath, SERVER_BIN, '--port', '0', '--db', ':memory:'].map((a) => `'${a}'`).join(' ');
-    const child = spawn('script', ['-qfec', command, '/dev/null'], {
-      cwd: repoRoot,
-      env: { ...process.env, LOG_LEVEL: 'info', NO_COLOR: '1' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    children.add(child);
-    let output = '';
-    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
-    const waitFor = async (pattern: RegExp) => {
-      const deadline = Date.now() + START_TIMEOUT_MS;
-      while (!pattern.test(output)) {
-        if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output}`);
-        await new Promise((r) => setTimeout(r, 50));
+  it(
+    'writes pretty lines when stderr is a terminal (JSON lines otherwise, below)',
+    async () => {
+      // script(1) gives the server a pseudo-terminal for stdout and stderr alike.
+      const command = [process.execPath, SERVER_BIN, '--port', '0', '--db', ':memory:'].map((a) => `'${a}'`).join(' ');
+      const child = spawn('script', ['-qfec', command, '/dev/null'], {
+        cwd: repoRoot,
+        env: { ...process.env, LOG_LEVEL: 'info', NO_COLOR: '1' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      children.add(child);
+      let output = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+      const waitFor = async (pattern: RegExp) => {
+        const deadline = Date.now() + paced(START_TIMEOUT_MS);
+        while (!pattern.test(output)) {
+          if (Date.now() > deadline) throw new Error(`no ${pattern} in:\n${output}`);
+          await new Promise((r) => setTimeout(r, 50));
+        }
+        return pattern.exec(output)!;
+      };
+      try {
+        const [, url] = await waitFor(/payment-server listening on (\S+)\r?\n/);
+        await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'pretty-line' } });
+        const [line] = await waitFor(/^.*pretty-line.*$/m);
+        expect(line).toMatch(
+          /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request: GET \/healthz 200 in [\d.]+ ms \(pretty-line\)\r?$/,
+        );
+      } finally {
+        process.kill(-child.pid!, 'SIGTERM');
+        children.delete(child);
       }
-      return pattern.exec(output)!;
-    };
-    try {
-      const [, url] = await waitFor(/payment-server listening on (\S+)\r?\n/);
-      await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'pretty-line' } });
-      const [line] = await waitFor(/^.*pretty-line.*$/m);
-      expect(line).toMatch(
-        /^\[\d\d:\d\d:\d\d\.\d{3}\] INFO: request: GET \/healthz 200 in [\d.]+ ms \(pretty-line\)\r?$/,
-      );
-    } finally {
-      process.kill(-child.pid!, 'SIGTERM');
-      children.delete(child);
-    }
-  }, 40_000);
+    },
+    paced(40_000),
+  );
 });
 
 describe('payment-server flags and environment', () => {
-  it('--sandbox-token is the sandbox API’s bearer token', async () => {
-    const server = await start([
-      '--port',
-      '0',
-      '--db',
-      path.join(tmp, 'sandbox-token.sqlite'),
-      '--sandbox-token',
-      'abc',
-    ]);
-    try {
-      expect(server.lines).toContain('sandbox token: abc');
-      expect((await sandboxCreateOrganisation(server.url, 'abc')).status).toBe(200);
-      const without = await sandboxCreateOrganisation(server.url);
-      expect(without.status).toBe(401);
-      expect(without.body.error.code).toBe('unauthorized');
-      expect((await sandboxCreateOrganisation(server.url, 'abcd')).status).toBe(401);
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
-
-  it('--no-sandbox turns the sandbox API off: its paths answer 404 in the error envelope; SIGINT stops it cleanly', async () => {
-    const server = await start(['--port', '0', '--db', path.join(tmp, 'no-sandbox.sqlite'), '--no-sandbox'], {
-      SANDBOX_TOKEN: 'from-env',
-    });
-    try {
-      expect(server.lines.join('\n')).not.toMatch(/^sandbox token:/m);
-      for (const token of [undefined, 'from-env']) {
-        const answer = await sandboxCreateOrganisation(server.url, token);
-        expect(answer.status).toBe(404);
-        expect(answer.contentType).toMatch(/^application\/json/);
-        expect(answer.body).toEqual({
-          error: {
-            code: 'not_found',
-            message: expect.any(String),
-            param: null,
-            doc_url: `${server.url}/docs/errors/#not_found`,
-          },
-        });
+  it(
+    '--sandbox-token is the sandbox API’s bearer token',
+    async () => {
+      const server = await start([
+        '--port',
+        '0',
+        '--db',
+        path.join(tmp, 'sandbox-token.sqlite'),
+        '--sandbox-token',
+        'abc',
+      ]);
+      try {
+        expect(server.lines).toContain('sandbox token: abc');
+        expect((await sandboxCreateOrganisation(server.url, 'abc')).status).toBe(200);
+        const without = await sandboxCreateOrganisation(server.url);
+        expect(without.status).toBe(401);
+        expect(without.body.error.code).toBe('unauthorized');
+        expect((await sandboxCreateOrganisation(server.url, 'abcd')).status).toBe(401);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
       }
-      // The public API is still there.
-      expect((await json(`${server.url}/healthz`)).status).toBe(200);
-    } finally {
-      expect(await stop(server, 'SIGINT')).toEqual({ code: 0, signal: null });
-    }
-    // Nothing listens there any more.
-    await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
-  }, 40_000);
+    },
+    paced(40_000),
+  );
 
-  it('PORT and HOST set where it listens; SANDBOX_TOKEN and DATABASE_URL are read too', async () => {
-    const port = await freePort();
-    const db = path.join(tmp, 'from-env.sqlite');
-    expect(existsSync(db)).toBe(false);
-    const server = await start([], {
-      PORT: String(port),
-      HOST: 'localhost',
-      SANDBOX_TOKEN: 'env-token',
-      DATABASE_URL: db,
-    });
-    try {
-      expect(server.lines[0]).toBe(`payment-server listening on http://localhost:${port}`);
-      expect((await json(`http://localhost:${port}/healthz`)).status).toBe(200);
-      expect(server.lines).toContain('sandbox token: env-token');
-      expect((await sandboxCreateOrganisation(server.url, 'env-token')).status).toBe(200);
-      expect(existsSync(db)).toBe(true);
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    '--no-sandbox turns the sandbox API off: its paths answer 404 in the error envelope; SIGINT stops it cleanly',
+    async () => {
+      const server = await start(['--port', '0', '--db', path.join(tmp, 'no-sandbox.sqlite'), '--no-sandbox'], {
+        SANDBOX_TOKEN: 'from-env',
+      });
+      try {
+        expect(server.lines.join('\n')).not.toMatch(/^sandbox token:/m);
+        for (const token of [undefined, 'from-env']) {
+          const answer = await sandboxCreateOrganisation(server.url, token);
+          expect(answer.status).toBe(404);
+          expect(answer.contentType).toMatch(/^application\/json/);
+          expect(answer.body).toEqual({
+            error: {
+              code: 'not_found',
+              message: expect.any(String),
+              param: null,
+              doc_url: `${server.url}/docs/errors/#not_found`,
+            },
+          });
+        }
+        // The public API is still there.
+        expect((await json(`${server.url}/healthz`)).status).toBe(200);
+      } finally {
+        expect(await stop(server, 'SIGINT')).toEqual({ code: 0, signal: null });
+      }
+      // Nothing listens there any more.
+      await expect(fetch(`${server.url}/healthz`)).rejects.toThrow();
+    },
+    paced(40_000),
+  );
 
-  it('a bad flag value exits non-zero with a usage message on stderr', async () => {
-    const server = run(['--port', 'abc', '--db', path.join(tmp, 'bad-flag.sqlite')]);
-    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --port abc did not exit');
-    expect(exit.code).not.toBe(0);
-    expect(exit.code).not.toBeNull();
-    expect(server.stderr()).toMatch(/--port/);
-    expect(server.stderr()).toMatch(/Usage: payment-server/);
-    expect(server.lines.join('\n')).not.toMatch(/listening/);
-  }, 40_000);
+  it(
+    'PORT and HOST set where it listens; SANDBOX_TOKEN and DATABASE_URL are read too',
+    async () => {
+      const port = await freePort();
+      const db = path.join(tmp, 'from-env.sqlite');
+      expect(existsSync(db)).toBe(false);
+      const server = await start([], {
+        PORT: String(port),
+        HOST: 'localhost',
+        SANDBOX_TOKEN: 'env-token',
+        DATABASE_URL: db,
+      });
+      try {
+        expect(server.lines[0]).toBe(`payment-server listening on http://localhost:${port}`);
+        expect((await json(`http://localhost:${port}/healthz`)).status).toBe(200);
+        expect(server.lines).toContain('sandbox token: env-token');
+        expect((await sandboxCreateOrganisation(server.url, 'env-token')).status).toBe(200);
+        expect(existsSync(db)).toBe(true);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
+
+  it(
+    'a bad flag value exits non-zero with a usage message on stderr',
+    async () => {
+      const server = run(['--port', 'abc', '--db', path.join(tmp, 'bad-flag.sqlite')]);
+      const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --port abc did not exit');
+      expect(exit.code).not.toBe(0);
+      expect(exit.code).not.toBeNull();
+      expect(server.stderr()).toMatch(/--port/);
+      expect(server.stderr()).toMatch(/Usage: payment-server/);
+      expect(server.lines.join('\n')).not.toMatch(/listening/);
+    },
+    paced(40_000),
+  );
 
   // A supervisor may stop the server as soon as /healthz answers (a readiness probe), before
   // it has printed anything: the signal must still get the clean stop, not the default action.
-  it('SIGTERM as soon as /healthz answers 200 still stops cleanly (exit code 0)', async () => {
-    const port = await freePort();
-    const server = run(['--port', String(port), '--db', path.join(tmp, 'early-signal.sqlite')]);
-    const deadline = Date.now() + START_TIMEOUT_MS;
-    for (;;) {
-      const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
-        (r) => r.status === 200,
-        () => false,
-      );
-      if (ok) break;
-      if (Date.now() > deadline) throw new Error('never answered /healthz');
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-  }, 40_000);
-
-  it('an empty HOST, PORT or SANDBOX_TOKEN counts as unset: loopback, not every interface; a random sandbox token', async () => {
-    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
-      HOST: '',
-      SANDBOX_TOKEN: '',
-      PUBLIC_URL: '',
-    });
-    try {
-      expect(server.host).toBe('127.0.0.1');
-      expect(printed(server.lines, /^sandbox token: (\S+)$/)).toMatch(/^sbx_/);
-    } finally {
+  it(
+    'SIGTERM as soon as /healthz answers 200 still stops cleanly (exit code 0)',
+    async () => {
+      const port = await freePort();
+      const server = run(['--port', String(port), '--db', path.join(tmp, 'early-signal.sqlite')]);
+      const deadline = Date.now() + paced(START_TIMEOUT_MS);
+      for (;;) {
+        const ok = await fetch(`http://127.0.0.1:${port}/healthz`).then(
+          (r) => r.status === 200,
+          () => false,
+        );
+        if (ok) break;
+        if (Date.now() > deadline) throw new Error('never answered /healthz');
+        await new Promise((r) => setTimeout(r, 10));
+      }
       expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+    },
+    paced(40_000),
+  );
+
+  it(
+    'an empty HOST, PORT or SANDBOX_TOKEN counts as unset: loopback, not every interface; a random sandbox token',
+    async () => {
+      const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
+        HOST: '',
+        SANDBOX_TOKEN: '',
+        PUBLIC_URL: '',
+      });
+      try {
+        expect(server.host).toBe('127.0.0.1');
+        expect(printed(server.lines, /^sandbox token: (\S+)$/)).toMatch(/^sbx_/);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 
   // Refusals listen nowhere: they run side by side.
   it.concurrent.each([
@@ -394,47 +435,57 @@ describe('payment-server flags and environment', () => {
       expect(server.stderr()).toMatch(message);
       expect(server.lines.join('\n')).not.toMatch(/listening/);
     },
-    40_000,
+    paced(40_000),
   );
 
-  it('a start that fails (its port taken) leaves no demo organisation behind: the next start prints one', async () => {
-    const db = path.join(tmp, 'port-taken.sqlite');
-    const taken = createServer();
-    const port = await new Promise<number>((resolve) =>
-      taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
-    );
-    const failed = run(['--port', String(port), '--db', db]);
-    const exit = await withTimeout(failed.exited, START_TIMEOUT_MS, 'payment-server on a taken port did not exit');
-    await new Promise((resolve) => taken.close(resolve));
-    expect(exit.code).toBe(2);
-    expect(failed.stderr()).toMatch(/EADDRINUSE/);
-    const server = await start(['--port', String(port), '--db', db]);
-    try {
-      expect(printed(server.lines, /^ {2}test clientSecret: (\S+)$/)).toMatch(/^sk_/);
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    'a start that fails (its port taken) leaves no demo organisation behind: the next start prints one',
+    async () => {
+      const db = path.join(tmp, 'port-taken.sqlite');
+      const taken = createServer();
+      const port = await new Promise<number>((resolve) =>
+        taken.listen(0, '127.0.0.1', () => resolve((taken.address() as { port: number }).port)),
+      );
+      const failed = run(['--port', String(port), '--db', db]);
+      const exit = await withTimeout(failed.exited, START_TIMEOUT_MS, 'payment-server on a taken port did not exit');
+      await new Promise((resolve) => taken.close(resolve));
+      expect(exit.code).toBe(2);
+      expect(failed.stderr()).toMatch(/EADDRINUSE/);
+      const server = await start(['--port', String(port), '--db', db]);
+      try {
+        expect(printed(server.lines, /^ {2}test clientSecret: (\S+)$/)).toMatch(/^sk_/);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 
-  it("writes each request's log line to stderr soon after, even when the server is quiet", async () => {
-    const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
-      LOG_LEVEL: 'info',
-      HOST: '127.0.0.1',
-    });
-    try {
-      await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'quiet-line' } });
-      const deadline = Date.now() + 3_000;
-      while (!server.stderr().includes('quiet-line') && Date.now() < deadline)
-        await new Promise((r) => setTimeout(r, 50));
-      const line = server
-        .stderr()
-        .split('\n')
-        .find((l) => l.includes('"quiet-line"'));
-      expect(line && JSON.parse(line)).toMatchObject({ reqId: 'quiet-line', path: '/healthz', status: 200 });
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    "writes each request's log line to stderr soon after, even when the server is quiet",
+    async () => {
+      const server = await start(['--port', String(await freePort()), '--db', ':memory:'], {
+        LOG_LEVEL: 'info',
+        HOST: '127.0.0.1',
+      });
+      try {
+        await fetch(`${server.url}/healthz`, { headers: { 'x-request-id': 'quiet-line' } });
+        const line = (
+          await until(
+            () => server.stderr(),
+            (stderr) => stderr.includes('quiet-line'),
+            3_000,
+          )
+        )
+          .split('\n')
+          .find((l) => l.includes('"quiet-line"'));
+        expect(line && JSON.parse(line)).toMatchObject({ reqId: 'quiet-line', path: '/healthz', status: 200 });
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 });
 
 // Each on a port the kernel picks and a database of its own: they run side by side.
@@ -465,89 +516,113 @@ describe('payment-server on an address other than loopback', { concurrent: true 
       expect(server.lines.join('\n')).not.toMatch(/listening|sandbox token/);
       expect(existsSync(db)).toBe(false);
     },
-    40_000,
+    paced(40_000),
   );
 
-  it('--host 0.0.0.0 starts with a --sandbox-token of 32 characters, which the sandbox API then takes', async () => {
-    const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:'], { SANDBOX_TOKEN: token32 });
-    try {
-      expect(server.host).toBe('0.0.0.0');
-      const local = `http://127.0.0.1:${server.port}`;
-      expect((await sandboxCreateOrganisation(local, token32)).status).toBe(200);
-      expect((await sandboxCreateOrganisation(local)).status).toBe(401);
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    '--host 0.0.0.0 starts with a --sandbox-token of 32 characters, which the sandbox API then takes',
+    async () => {
+      const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:'], { SANDBOX_TOKEN: token32 });
+      try {
+        expect(server.host).toBe('0.0.0.0');
+        const local = `http://127.0.0.1:${server.port}`;
+        expect((await sandboxCreateOrganisation(local, token32)).status).toBe(200);
+        expect((await sandboxCreateOrganisation(local)).status).toBe(401);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 
-  it('--host 0.0.0.0 with --no-sandbox needs no token', async () => {
-    const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--no-sandbox']);
-    try {
-      expect(server.lines).toContain('sandbox API: off');
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    '--host 0.0.0.0 with --no-sandbox needs no token',
+    async () => {
+      const server = await start(['--port', '0', '--host', '0.0.0.0', '--db', ':memory:', '--no-sandbox']);
+      try {
+        expect(server.lines).toContain('sandbox API: off');
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 
-  it('any loopback address keeps the random sandbox token', async () => {
-    const server = await start(['--port', '0', '--host', '127.0.0.2', '--db', ':memory:']);
-    try {
-      const token = printed(server.lines, /^sandbox token: (\S+)$/);
-      expect(token).toMatch(/^sbx_/);
-      expect((await sandboxCreateOrganisation(server.url, token)).status).toBe(200);
-    } finally {
-      expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
+  it(
+    'any loopback address keeps the random sandbox token',
+    async () => {
+      const server = await start(['--port', '0', '--host', '127.0.0.2', '--db', ':memory:']);
+      try {
+        const token = printed(server.lines, /^sandbox token: (\S+)$/);
+        expect(token).toMatch(/^sbx_/);
+        expect((await sandboxCreateOrganisation(server.url, token)).status).toBe(200);
+      } finally {
+        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
 });
 
 describe('payment-server’s files', () => {
   const mode = (file: string) => statSync(file).mode & 0o777;
 
-  it('makes the default .data/ 0700 and the database’s files 0600, and keeps its random sandbox token there', async () => {
-    const cwd = mkdtempSync(path.join(tmp, 'default-'));
-    const data = path.join(cwd, '.data');
-    const first = await start(['--port', '0'], {}, cwd);
-    let token: string | undefined;
-    try {
-      token = printed(first.lines, /^sandbox token: (\S+)$/);
-      expect(token).toMatch(/^sbx_/);
-      expect(mode(data)).toBe(0o700);
-      const files = readdirSync(data);
-      // The WAL and its index exist while the server runs, as do the lock's files.
-      expect(files).toEqual(
-        expect.arrayContaining(['payment-service.sqlite', 'payment-service.sqlite-wal', 'payment-service.sqlite-shm']),
-      );
-      for (const file of files) expect([file, mode(path.join(data, file))]).toEqual([file, 0o600]);
-    } finally {
-      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-    // A .data/ an earlier version left open is closed at the next start.
-    chmodSync(data, 0o755);
-    const again = await start(['--port', '0'], {}, cwd);
-    try {
-      expect(mode(data)).toBe(0o700);
-      expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
-      expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
-    } finally {
-      expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
-    }
-  }, 40_000);
-
-  it('makes a database file given by --db 0600, and one an earlier version left 0644 too', async () => {
-    const folder = mkdtempSync(path.join(tmp, 'given-'));
-    const made = path.join(folder, 'new.sqlite');
-    const old = path.join(folder, 'old.sqlite');
-    writeFileSync(old, '', { mode: 0o644 });
-    for (const db of [made, old]) {
-      const server = await start(['--port', '0', '--db', db]);
+  it(
+    'makes the default .data/ 0700 and the database’s files 0600, and keeps its random sandbox token there',
+    async () => {
+      const cwd = mkdtempSync(path.join(tmp, 'default-'));
+      const data = path.join(cwd, '.data');
+      const first = await start(['--port', '0'], {}, cwd);
+      let token: string | undefined;
       try {
-        for (const file of [db, `${db}-wal`, `${db}-shm`]) expect([file, mode(file)]).toEqual([file, 0o600]);
+        token = printed(first.lines, /^sandbox token: (\S+)$/);
+        expect(token).toMatch(/^sbx_/);
+        expect(mode(data)).toBe(0o700);
+        const files = readdirSync(data);
+        // The WAL and its index exist while the server runs, as do the lock's files.
+        expect(files).toEqual(
+          expect.arrayContaining([
+            'payment-service.sqlite',
+            'payment-service.sqlite-wal',
+            'payment-service.sqlite-shm',
+          ]),
+        );
+        for (const file of files) expect([file, mode(path.join(data, file))]).toEqual([file, 0o600]);
       } finally {
-        expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+        expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
       }
-    }
-  }, 40_000);
+      // A .data/ an earlier version left open is closed at the next start.
+      chmodSync(data, 0o755);
+      const again = await start(['--port', '0'], {}, cwd);
+      try {
+        expect(mode(data)).toBe(0o700);
+        expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
+        expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
+      } finally {
+        expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+      }
+    },
+    paced(40_000),
+  );
+
+  it(
+    'makes a database file given by --db 0600, and one an earlier version left 0644 too',
+    async () => {
+      const folder = mkdtempSync(path.join(tmp, 'given-'));
+      const made = path.join(folder, 'new.sqlite');
+      const old = path.join(folder, 'old.sqlite');
+      writeFileSync(old, '', { mode: 0o644 });
+      for (const db of [made, old]) {
+        const server = await start(['--port', '0', '--db', db]);
+        try {
+          for (const file of [db, `${db}-wal`, `${db}-shm`]) expect([file, mode(file)]).toEqual([file, 0o600]);
+        } finally {
+          expect(await stop(server, 'SIGTERM')).toEqual({ code: 0, signal: null });
+        }
+      }
+    },
+    paced(40_000),
+  );
 
   it.each([
     [
@@ -574,66 +649,76 @@ describe('payment-server’s files', () => {
       expect(existsSync(path.join(tmp, 'missing-folder'))).toBe(false);
       expect(existsSync(path.join(repoRoot, 'sqlite:payments.db'))).toBe(false);
     },
-    40_000,
+    paced(40_000),
   );
 });
 
 describe('payment-server --version', () => {
-  it('prints the server package’s version and exits 0', async () => {
-    const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'server/package.json'), 'utf8')) as {
-      version: string;
-    };
-    const server = run(['--version']);
-    const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --version did not exit');
-    expect(exit).toEqual({ code: 0, signal: null });
-    expect(server.lines.filter(Boolean)).toEqual([version]);
-  }, 40_000);
+  it(
+    'prints the server package’s version and exits 0',
+    async () => {
+      const { version } = JSON.parse(readFileSync(path.join(repoRoot, 'server/package.json'), 'utf8')) as {
+        version: string;
+      };
+      const server = run(['--version']);
+      const exit = await withTimeout(server.exited, START_TIMEOUT_MS, 'payment-server --version did not exit');
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(server.lines.filter(Boolean)).toEqual([version]);
+    },
+    paced(40_000),
+  );
 });
 
 describe.skipIf(!postgresAvailable())('payment-server on PostgreSQL', () => {
-  it('keeps its random sandbox token in the database across a restart, and logs a broken connection without the client', async () => {
-    const db = await freshDatabase();
-    try {
-      const first = await start(['--port', '0', '--db', db.url]);
-      const token = printed(first.lines, /^sandbox token: (\S+)$/);
-      expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
-      expect(token).toMatch(/^sbx_/);
-
-      const again = await start(['--port', '0', '--db', db.url], { LOG_LEVEL: 'warn' });
+  it(
+    'keeps its random sandbox token in the database across a restart, and logs a broken connection without the client',
+    async () => {
+      const db = await freshDatabase();
       try {
-        expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
-        expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
-        // Its pooled connections are cut by the database, as at a restart of it.
-        const admin = new pg.Client({ connectionString: ADMIN_URL });
-        await admin.connect();
+        const first = await start(['--port', '0', '--db', db.url]);
+        const token = printed(first.lines, /^sandbox token: (\S+)$/);
+        expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
+        expect(token).toMatch(/^sbx_/);
+
+        const again = await start(['--port', '0', '--db', db.url], { LOG_LEVEL: 'warn' });
         try {
-          await admin.query(
-            'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
-            [db.name],
-          );
+          expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
+          expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
+          // Its pooled connections are cut by the database, as at a restart of it.
+          const admin = new pg.Client({ connectionString: ADMIN_URL });
+          await admin.connect();
+          try {
+            await admin.query(
+              'select pg_terminate_backend(pid) from pg_stat_activity where datname = $1 and pid <> pg_backend_pid()',
+              [db.name],
+            );
+          } finally {
+            await admin.end();
+          }
+          const broke = (
+            await until(
+              () => again.stderr(),
+              (stderr) => stderr.includes('a database connection broke'),
+              5_000,
+            )
+          )
+            .split('\n')
+            .filter((l) => l.includes('a database connection broke'))
+            .map((l) => JSON.parse(l) as { err: Record<string, unknown> });
+          expect(broke.length).toBeGreaterThan(0);
+          for (const line of broke) {
+            expect(line.err.message).toEqual(expect.any(String));
+            expect(line.err).not.toHaveProperty('client');
+          }
+          expect(again.stderr()).not.toMatch(/secretKey|processID|connectionParameters/);
+          expect(again.stderr()).not.toContain(token);
         } finally {
-          await admin.end();
+          expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
         }
-        const deadline = Date.now() + 5_000;
-        while (!again.stderr().includes('a database connection broke') && Date.now() < deadline)
-          await new Promise((r) => setTimeout(r, 50));
-        const broke = again
-          .stderr()
-          .split('\n')
-          .filter((l) => l.includes('a database connection broke'))
-          .map((l) => JSON.parse(l) as { err: Record<string, unknown> });
-        expect(broke.length).toBeGreaterThan(0);
-        for (const line of broke) {
-          expect(line.err.message).toEqual(expect.any(String));
-          expect(line.err).not.toHaveProperty('client');
-        }
-        expect(again.stderr()).not.toMatch(/secretKey|processID|connectionParameters/);
-        expect(again.stderr()).not.toContain(token);
       } finally {
-        expect(await stop(again, 'SIGTERM')).toEqual({ code: 0, signal: null });
+        await db.drop();
       }
-    } finally {
-      await db.drop();
-    }
-  }, 60_000);
+    },
+    paced(60_000),
+  );
 });

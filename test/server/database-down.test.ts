@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FreshDatabase, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/pace.ts';
 
 describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes away and comes back', () => {
   let db: FreshDatabase;
@@ -51,32 +52,23 @@ describe.skipIf(!postgresAvailable())('a server whose PostgreSQL database goes a
     });
     expect(token.status).toBe(500);
     expect(token.body).toEqual({ error: 'internal_error' });
-    let status = await health();
-    for (let i = 0; i < 30 && status !== 503; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      status = await health();
-    }
-    expect(status).toBe(503);
+    expect(await until(health, (status) => status === 503)).toBe(503);
     // Still there: the process did not end when its pooled connections broke.
     expect((await fetch(`${t.url}/`)).status).toBe(200);
 
     await link.up();
-    let again = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, {
-      token: org.testToken,
-      undocumented: true,
-    });
-    for (let i = 0; i < 50 && again.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      again = await t.request('GET', `/api/checkout-sessions/${before.body.id}`, { token: org.testToken });
-    }
+    const again = await until(
+      () =>
+        t.request('GET', `/api/checkout-sessions/${before.body.id}`, {
+          token: org.testToken,
+          undocumented: true,
+        }),
+      (read) => read.status === 200,
+    );
     expect(again.status).toBe(200);
     expect(
       (await t.request('POST', '/api/checkout-sessions', { token: org.testToken, body: sessionRequest() })).status,
     ).toBe(200);
-    for (let i = 0; i < 30 && status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      status = await health();
-    }
-    expect(status).toBe(200);
+    expect(await until(health, (status) => status === 200)).toBe(200);
   });
 });

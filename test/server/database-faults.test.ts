@@ -15,6 +15,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { createPaymentServer } from '../../server/app.ts';
 import { repoRoot } from '../support/description.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
+import { until } from '../support/pace.ts';
 
 const dir = mkdtempSync(path.join(tmpdir(), 'database-faults-'));
 let n = 0;
@@ -104,12 +105,11 @@ describe('a write lock held by another process', () => {
 
     await lock.release();
     expect((await create(t, org)).status).toBe(200);
-    let healthy = await health(t);
     // A health answer stands for up to a second.
-    for (let i = 0; i < 30 && healthy.status !== 200; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 100));
-      healthy = await health(t);
-    }
+    const healthy = await until(
+      () => health(t),
+      (answer) => answer.status === 200,
+    );
     expect(healthy).toEqual({ status: 200, body: { ok: true } });
     expect(logged).toContainEqual(expect.objectContaining({ msg: 'health: the database can be written again' }));
     expect(await t.server.store.countPayments(org.id)).toBe(2);

@@ -18,6 +18,7 @@ import { repoRoot } from '../support/description.ts';
 import { ADMIN_URL, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';
 import { startReceiver } from '../support/receiver.ts';
 import { type Org, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
+import { paced, until } from '../support/pace.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -95,11 +96,15 @@ async function deliveryThroughFailure(
     await mendStore();
     // The attempt whose outcome could not be recorded counts as failed once its lease
     // ends; the retry is due a minute later on the organisation's clock.
-    for (let i = 0; i < 120 && receiver.arrivals.length < 2; i++) {
-      await t.advanceClock(org.id, 60).catch(() => undefined);
-      await sleep(250);
-    }
-    expect(receiver.arrivals.length).toBeGreaterThanOrEqual(2);
+    const arrivals = await until(
+      async () => {
+        await t.advanceClock(org.id, 60).catch(() => undefined);
+        return receiver.arrivals.length;
+      },
+      (n) => n >= 2,
+      30_000,
+    );
+    expect(arrivals).toBeGreaterThanOrEqual(2);
     const health = await fetch(`${t.url}/healthz`);
     expect(health.status).toBe(200);
     expect(unhandled).toEqual([]);
@@ -116,36 +121,43 @@ describe('SQLite: another process holds the write lock during a card delivery', 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('keeps the process up, and delivers on the retry once the lock is gone', async () => {
-    const file = path.join(dir, 'db.sqlite');
-    const t = await startTestServer({ db: file, webhookPollIntervalMs: 25 });
-    let child: ChildProcess | undefined;
-    try {
-      const org = await t.organisation();
-      const script = `
+  it(
+    'keeps the process up, and delivers on the retry once the lock is gone',
+    async () => {
+      const file = path.join(dir, 'db.sqlite');
+      const t = await startTestServer({ db: file, webhookPollIntervalMs: 25 });
+      let child: ChildProcess | undefined;
+      try {
+        const org = await t.organisation();
+        const script = `
         const db = new (require('better-sqlite3'))(process.argv[1]);
         db.exec('BEGIN IMMEDIATE');
         console.log('locked');
         process.stdin.once('data', () => { db.exec('COMMIT'); db.close(); process.exit(0); });`;
-      await deliveryThroughFailure(
-        t,
-        org,
-        async () => {
-          child = spawn(process.execPath, ['-e', script, file], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'inherit'] });
-          children.add(child);
-          await new Promise<void>((resolve) => child!.stdout!.once('data', () => resolve()));
-        },
-        async () => {
-          child!.stdin!.write('go\n');
-          await new Promise((resolve) => child!.once('exit', resolve));
-          children.delete(child!);
-        },
-        8000,
-      );
-    } finally {
-      await t.close();
-    }
-  }, 120_000);
+        await deliveryThroughFailure(
+          t,
+          org,
+          async () => {
+            child = spawn(process.execPath, ['-e', script, file], {
+              cwd: repoRoot,
+              stdio: ['pipe', 'pipe', 'inherit'],
+            });
+            children.add(child);
+            await new Promise<void>((resolve) => child!.stdout!.once('data', () => resolve()));
+          },
+          async () => {
+            child!.stdin!.write('go\n');
+            await new Promise((resolve) => child!.once('exit', resolve));
+            children.delete(child!);
+          },
+          8000,
+        );
+      } finally {
+        await t.close();
+      }
+    },
+    paced(120_000),
+  );
 });
 
 describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery', { concurrent: true }, () => {
@@ -165,90 +177,102 @@ describe.skipIf(!postgresAvailable())('PostgreSQL fails during a card delivery',
     }
   }
 
-  it('connections reset: the process stays up and delivers on the retry', () => throughRelay('down', 6000), 120_000);
+  it(
+    'connections reset: the process stays up and delivers on the retry',
+    () => throughRelay('down', 6000),
+    paced(120_000),
+  );
 
   it(
     'the network stalls (no byte either way, connections left open): the process stays up and delivers on the retry',
     () => throughRelay('stall', 12_000),
-    120_000,
+    paced(120_000),
   );
 
-  it('a table lock outlasts the statement timeout: the process stays up and delivers on the retry', async () => {
-    const db = await freshDatabase();
-    const t = await startTestServer({ db: db.url, webhookPollIntervalMs: 25 });
-    const locker = new pg.Client({ connectionString: db.url });
-    await locker.connect();
-    try {
-      const org = await t.organisation();
-      await deliveryThroughFailure(
-        t,
-        org,
-        async () => {
-          await locker.query('begin');
-          await locker.query('lock table webhook_deliveries, webhook_outbox in access exclusive mode');
-        },
-        () => locker.query('rollback').then(() => undefined),
-        7000,
-      );
-    } finally {
-      await locker.end();
-      await t.close();
-      await db.drop();
-    }
-  }, 120_000);
+  it(
+    'a table lock outlasts the statement timeout: the process stays up and delivers on the retry',
+    async () => {
+      const db = await freshDatabase();
+      const t = await startTestServer({ db: db.url, webhookPollIntervalMs: 25 });
+      const locker = new pg.Client({ connectionString: db.url });
+      await locker.connect();
+      try {
+        const org = await t.organisation();
+        await deliveryThroughFailure(
+          t,
+          org,
+          async () => {
+            await locker.query('begin');
+            await locker.query('lock table webhook_deliveries, webhook_outbox in access exclusive mode');
+          },
+          () => locker.query('rollback').then(() => undefined),
+          7000,
+        );
+      } finally {
+        await locker.end();
+        await t.close();
+        await db.drop();
+      }
+    },
+    paced(120_000),
+  );
 
-  it('a role allowed two connections, both taken: the process stays up and delivers on the retry', async () => {
-    const db = await freshDatabase();
-    const role = `payment_small_${randomBytes(4).toString('hex')}`;
-    const admin = new pg.Client({ connectionString: ADMIN_URL });
-    await admin.connect();
-    // Room enough while the organisation is set up (the server's pool opens several); the
-    // limit drops to two when the store is broken.
-    await admin.query(`create role ${role} login connection limit 10`);
-    await admin.query(`grant all on database ${db.name} to ${role}`);
-    const owner = new pg.Client({ connectionString: db.url });
-    await owner.connect();
-    await owner.query(`grant all on schema public to ${role}`);
-    await owner.end();
-    const url = new URL(db.url);
-    url.username = role;
-    const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
-    const hogs: pg.Client[] = [];
-    try {
-      const org = await t.organisation();
-      await deliveryThroughFailure(
-        t,
-        org,
-        async () => {
-          // Every connection the server holds is ended, and the role's two slots are taken.
-          // The server's pool may connect again in between: its connections are ended again
-          // until both slots are the hogs'.
-          await admin.query(`alter role ${role} connection limit 2`);
-          while (hogs.length < 2) {
-            await admin.query(
-              'select pg_terminate_backend(pid) from pg_stat_activity where usename = $1 and pid <> all($2::int[])',
-              [role, hogs.map((hog) => (hog as unknown as { processID: number }).processID)],
-            );
-            const hog = new pg.Client({ connectionString: url.toString() });
-            try {
-              await hog.connect();
-              hogs.push(hog);
-            } catch {
-              await hog.end().catch(() => undefined);
+  it(
+    'a role allowed two connections, both taken: the process stays up and delivers on the retry',
+    async () => {
+      const db = await freshDatabase();
+      const role = `payment_small_${randomBytes(4).toString('hex')}`;
+      const admin = new pg.Client({ connectionString: ADMIN_URL });
+      await admin.connect();
+      // Room enough while the organisation is set up (the server's pool opens several); the
+      // limit drops to two when the store is broken.
+      await admin.query(`create role ${role} login connection limit 10`);
+      await admin.query(`grant all on database ${db.name} to ${role}`);
+      const owner = new pg.Client({ connectionString: db.url });
+      await owner.connect();
+      await owner.query(`grant all on schema public to ${role}`);
+      await owner.end();
+      const url = new URL(db.url);
+      url.username = role;
+      const t = await startTestServer({ db: url.toString(), webhookPollIntervalMs: 25 });
+      const hogs: pg.Client[] = [];
+      try {
+        const org = await t.organisation();
+        await deliveryThroughFailure(
+          t,
+          org,
+          async () => {
+            // Every connection the server holds is ended, and the role's two slots are taken.
+            // The server's pool may connect again in between: its connections are ended again
+            // until both slots are the hogs'.
+            await admin.query(`alter role ${role} connection limit 2`);
+            while (hogs.length < 2) {
+              await admin.query(
+                'select pg_terminate_backend(pid) from pg_stat_activity where usename = $1 and pid <> all($2::int[])',
+                [role, hogs.map((hog) => (hog as unknown as { processID: number }).processID)],
+              );
+              const hog = new pg.Client({ connectionString: url.toString() });
+              try {
+                await hog.connect();
+                hogs.push(hog);
+              } catch {
+                await hog.end().catch(() => undefined);
+              }
             }
-          }
-        },
-        async () => {
-          await Promise.all(hogs.splice(0).map((hog) => hog.end()));
-        },
-        6000,
-      );
-    } finally {
-      await Promise.all(hogs.map((hog) => hog.end()));
-      await t.close();
-      await db.drop();
-      await admin.query(`drop role if exists ${role}`);
-      await admin.end();
-    }
-  }, 120_000);
+          },
+          async () => {
+            await Promise.all(hogs.splice(0).map((hog) => hog.end()));
+          },
+          6000,
+        );
+      } finally {
+        await Promise.all(hogs.map((hog) => hog.end()));
+        await t.close();
+        await db.drop();
+        await admin.query(`drop role if exists ${role}`);
+        await admin.end();
+      }
+    },
+    paced(120_000),
+  );
 });

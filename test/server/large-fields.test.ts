@@ -13,6 +13,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import { paced } from '../support/pace.ts';
 
 /** More than the session cache's count, so it fills whichever of its bounds comes first. */
 const SESSIONS = 2500;
@@ -123,27 +124,31 @@ async function oversized(i: number): Promise<void> {
   }
 }
 
-it(`keeps memory bounded: ${SESSIONS} sessions with every field at its limit, then ${OVERSIZED} oversized creates`, async () => {
-  // A little of each first, so that compiled code and the allocator's first pools are
-  // in the baseline rather than counted as growth.
-  await inBatches(0, WARM_UP, CONCURRENCY, atLimits);
-  await inBatches(0, WARM_UP / 5, OVERSIZED_CONCURRENCY, oversized);
-  const before = memory();
+it(
+  `keeps memory bounded: ${SESSIONS} sessions with every field at its limit, then ${OVERSIZED} oversized creates`,
+  async () => {
+    // A little of each first, so that compiled code and the allocator's first pools are
+    // in the baseline rather than counted as growth.
+    await inBatches(0, WARM_UP, CONCURRENCY, atLimits);
+    await inBatches(0, WARM_UP / 5, OVERSIZED_CONCURRENCY, oversized);
+    const before = memory();
 
-  await inBatches(WARM_UP, SESSIONS, CONCURRENCY, atLimits);
-  const afterLimits = memory();
+    await inBatches(WARM_UP, SESSIONS, CONCURRENCY, atLimits);
+    const afterLimits = memory();
 
-  await inBatches(WARM_UP, OVERSIZED, OVERSIZED_CONCURRENCY, oversized);
-  const afterOversized = memory();
+    await inBatches(WARM_UP, OVERSIZED, OVERSIZED_CONCURRENCY, oversized);
+    const afterOversized = memory();
 
-  console.log(
-    [
-      `RSS before: ${mb(before.rss)} (heap ${mb(before.heap)})`,
-      `after ${SESSIONS} sessions at the limits, created and read: ${mb(afterLimits.rss)} (heap ${mb(afterLimits.heap)}), +${mb(afterLimits.rss - before.rss)}`,
-      `after ${OVERSIZED} oversized creates: ${mb(afterOversized.rss)} (heap ${mb(afterOversized.heap)}), +${mb(afterOversized.rss - before.rss)} in all`,
-    ].join('\n'),
-  );
-  // Soft, so that a lost limit also shows what it costs in memory.
-  expect.soft(accepted, 'oversized creates accepted').toBe(0);
-  expect(afterOversized.rss - before.rss).toBeLessThan(RSS_GROWTH_BOUND);
-}, 180_000);
+    console.log(
+      [
+        `RSS before: ${mb(before.rss)} (heap ${mb(before.heap)})`,
+        `after ${SESSIONS} sessions at the limits, created and read: ${mb(afterLimits.rss)} (heap ${mb(afterLimits.heap)}), +${mb(afterLimits.rss - before.rss)}`,
+        `after ${OVERSIZED} oversized creates: ${mb(afterOversized.rss)} (heap ${mb(afterOversized.heap)}), +${mb(afterOversized.rss - before.rss)} in all`,
+      ].join('\n'),
+    );
+    // Soft, so that a lost limit also shows what it costs in memory.
+    expect.soft(accepted, 'oversized creates accepted').toBe(0);
+    expect(afterOversized.rss - before.rss).toBeLessThan(RSS_GROWTH_BOUND);
+  },
+  paced(180_000),
+);

@@ -12,6 +12,7 @@ import { sendWebhook } from '../../server/webhooks/send.ts';
 import { startReceiver, type Receiver } from '../support/receiver.ts';
 import { VirtualClock } from '../support/virtual-clock.ts';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
+import { paced, until } from '../support/pace.ts';
 
 let t: TestServer;
 let receiver: Receiver;
@@ -156,12 +157,12 @@ describe('a signed delivery on completion', () => {
     expect(verifyWebhook(delivery!.raw, undefined, org.webhookSigningSecret, { allowLegacy: true }).kind).toBe(
       'legacy',
     );
-    expect((await deliveries(`transactionId=${tx.body.transactionId}`))[0]).toMatchObject({
-      attempt: 1,
-      signed: false,
-      responseStatus: 200,
-      final: true,
-    });
+    // The receiver sees the attempt before the server records its answer.
+    const records = await until(
+      () => deliveries(`transactionId=${tx.body.transactionId}`),
+      (found) => found.length > 0,
+    );
+    expect(records[0]).toMatchObject({ attempt: 1, signed: false, responseStatus: 200, final: true });
   });
 });
 
@@ -173,7 +174,7 @@ describe('attempts per rail', () => {
     const list = () => deliveries(`checkoutSessionId=${session.id}`);
     const waitForAttempts = async (n: number) => {
       await receiver.waitFor(path, n, 20_000);
-      for (let i = 0; i < 300 && (await list()).length < n; i++) await settle(25);
+      await until(list, (found) => found.length >= n);
     };
     return { org, path, session, list, waitForAttempts };
   }
@@ -212,46 +213,52 @@ describe('attempts per rail', () => {
       expect(bodies).toHaveLength(expected);
       expect(new Set(bodies).size).toBe(1); // identical bytes, so createdAt is identical on every attempt
     },
-    30_000,
+    paced(30_000),
   );
 
-  it.concurrent('card rail, receiver never answers: each attempt gives up after 5 seconds, 3 in total (a virtual clock)', async () => {
-    // A server of its own whose answer waits run on a clock this test moves.
-    const clock = new VirtualClock();
-    const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
-    try {
-      const org = await v.organisation();
-      const path = hookPath({ hang: true });
-      const { session } = await paidSession(org, { path, server: v });
-      const list = () => deliveries(`checkoutSessionId=${session.id}`, v);
-      for (const [attempt, retryAfter] of [
-        [1, 0],
-        [2, 60],
-        [3, 300],
-      ] as const) {
-        if (retryAfter > 0) await v.advanceClock(org.id, retryAfter);
-        await receiver.waitFor(path, attempt, 20_000);
-        for (let i = 0; i < 400 && clock.waiting === 0; i++) await settle(5);
-        // Still waiting a millisecond before five seconds: no record of the attempt yet.
-        clock.advance(4999);
-        await settle(100);
-        expect(await list()).toHaveLength(attempt - 1);
-        clock.advance(1);
-        for (let i = 0; i < 400 && (await list()).length < attempt; i++) await settle(5);
-        expect((await list()).at(-1)).toMatchObject({
-          attempt,
-          responseStatus: null,
-          final: attempt === 3,
-          error: expect.stringMatching(/5 seconds/),
-        });
+  it.concurrent(
+    'card rail, receiver never answers: each attempt gives up after 5 seconds, 3 in total (a virtual clock)',
+    async () => {
+      // A server of its own whose answer waits run on a clock this test moves.
+      const clock = new VirtualClock();
+      const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
+      try {
+        const org = await v.organisation();
+        const path = hookPath({ hang: true });
+        const { session } = await paidSession(org, { path, server: v });
+        const list = () => deliveries(`checkoutSessionId=${session.id}`, v);
+        for (const [attempt, retryAfter] of [
+          [1, 0],
+          [2, 60],
+          [3, 300],
+        ] as const) {
+          if (retryAfter > 0) await v.advanceClock(org.id, retryAfter);
+          await receiver.waitFor(path, attempt, 20_000);
+          await until(
+            () => clock.waiting,
+            (waiting) => waiting > 0,
+          );
+          // Still waiting a millisecond before five seconds: no record of the attempt yet.
+          clock.advance(4999);
+          await settle(100);
+          expect(await list()).toHaveLength(attempt - 1);
+          clock.advance(1);
+          expect((await until(list, (found) => found.length >= attempt)).at(-1)).toMatchObject({
+            attempt,
+            responseStatus: null,
+            final: attempt === 3,
+            error: expect.stringMatching(/5 seconds/),
+          });
+        }
+        await v.advanceClock(org.id, 3600);
+        await settle(300);
+        expect((await list()).map((d) => d.attempt)).toEqual([1, 2, 3]);
+      } finally {
+        await v.close();
       }
-      await v.advanceClock(org.id, 3600);
-      await settle(300);
-      expect((await list()).map((d) => d.attempt)).toEqual([1, 2, 3]);
-    } finally {
-      await v.close();
-    }
-  }, 40_000);
+    },
+    paced(40_000),
+  );
 
   it.concurrent.each([[500], [400], [408], [429]])(
     'open-banking rail, receiver answers %i: one attempt, no retry',
@@ -263,15 +270,19 @@ describe('attempts per rail', () => {
       expect(await s.list()).toHaveLength(1);
       expect(receiver.deliveries.filter((d) => d.path === s.path)).toHaveLength(1);
     },
-    20_000,
+    paced(20_000),
   );
 
-  it.concurrent('open-banking rail, receiver never answers: one attempt that gives up after 5 seconds', async () => {
-    const started = Date.now();
-    const s = await scenario('open_banking', { hang: true });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
-    expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: null, final: true }]);
-  }, 20_000);
+  it.concurrent(
+    'open-banking rail, receiver never answers: one attempt that gives up after 5 seconds',
+    async () => {
+      const started = Date.now();
+      const s = await scenario('open_banking', { hang: true });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4900);
+      expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: null, final: true }]);
+    },
+    paced(20_000),
+  );
 });
 
 describe('when nothing is sent', () => {
@@ -337,8 +348,11 @@ describe('signing secret', () => {
     const header = String(second!.headers['service-signature']);
     expect(verifyWebhook(second!.raw, header, webhookSigningSecret).kind).toBe('event');
     expect(() => verifyWebhook(second!.raw, header, org.webhookSigningSecret)).toThrow(SignatureMismatchError);
-    for (let i = 0; i < 100 && (await deliveries(`checkoutSessionId=${session.id}`)).length < 2; i++) await settle(25);
-    expect((await deliveries(`checkoutSessionId=${session.id}`)).map((d) => d.responseStatus)).toEqual([500, 200]);
+    const records = await until(
+      () => deliveries(`checkoutSessionId=${session.id}`),
+      (found) => found.length >= 2,
+    );
+    expect(records.map((d) => d.responseStatus)).toEqual([500, 200]);
   });
 
   it('still sends, with no Service-Signature header at all, when the secret cannot be resolved', async () => {
@@ -350,8 +364,11 @@ describe('signing secret', () => {
     expect('service-signature' in delivery!.headers).toBe(false);
     expect(() => verifyWebhook(delivery!.raw, undefined, org.webhookSigningSecret)).toThrow(MissingSignatureError);
     // The receiver sees the attempt before the server records its answer.
-    for (let i = 0; i < 100 && (await deliveries(`checkoutSessionId=${session.id}`)).length < 1; i++) await settle(25);
-    expect(await deliveries(`checkoutSessionId=${session.id}`)).toMatchObject([{ signed: false, responseStatus: 200 }]);
+    const records = await until(
+      () => deliveries(`checkoutSessionId=${session.id}`),
+      (found) => found.length >= 1,
+    );
+    expect(records).toMatchObject([{ signed: false, responseStatus: 200 }]);
   });
 });
 
@@ -412,37 +429,53 @@ describe('the target, checked again at delivery time after DNS resolution', () =
 });
 
 describe('a backlog of due card retries', () => {
-  it('is attempted at most 32 at a time, so slow receivers cannot take the descriptors; the rest wait their turn', async () => {
-    // A server of its own, whose answer waits end when this test moves their clock.
-    const clock = new VirtualClock();
-    const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
-    try {
-      const org = await v.organisation();
-      const path = hookPath({ status: 500 });
-      const backlog = 40;
-      for (let i = 0; i < backlog; i++) await paidSession(org, { path, server: v });
-      await receiver.waitFor(path, backlog);
-      // Every retry is now due at once, and the receiver holds every answer.
-      receiver.behave(path, { hang: true });
-      await v.advanceClock(org.id, 60);
-      await settle(1500);
-      const held = receiver.deliveries.filter((d) => d.path === path).length - backlog;
-      expect(held).toBeGreaterThan(0);
-      expect(held).toBeLessThanOrEqual(32);
-      expect(clock.waiting).toBe(held);
-      // Held answers time out after five seconds; then the others get their attempt.
-      clock.advance(5000);
-      await receiver.waitFor(path, backlog + held + 1, 20_000);
-      const deadline = Date.now() + 20_000;
-      while (receiver.deliveries.filter((d) => d.path === path).length < 2 * backlog && Date.now() < deadline) {
-        await settle(10);
+  it(
+    'is attempted at most 32 at a time, so slow receivers cannot take the descriptors; the rest wait their turn',
+    async () => {
+      // A server of its own, whose answer waits end when this test moves their clock.
+      const clock = new VirtualClock();
+      const v = await startTestServer({ webhookPollIntervalMs: 25, webhookAnswerClock: clock.start });
+      try {
+        const org = await v.organisation();
+        const path = hookPath({ status: 500 });
+        const backlog = 40;
+        for (let i = 0; i < backlog; i++) await paidSession(org, { path, server: v });
+        await receiver.waitFor(path, backlog);
+        // Every retry is now due at once, and the receiver holds every answer.
+        receiver.behave(path, { hang: true });
+        await v.advanceClock(org.id, 60);
+        const heldNow = () => receiver.deliveries.filter((d) => d.path === path).length - backlog;
+        // The first 32 are attempted and held; a sender without the limit would send all 40,
+        // and any beyond the limit would follow straight after the 32nd.
+        await until(heldNow, (held) => held >= 32);
+        await settle(500);
+        const held = heldNow();
+        expect(held).toBe(32);
+        expect(
+          await until(
+            () => clock.waiting,
+            (waiting) => waiting >= held,
+          ),
+        ).toBe(held);
+        // Held answers time out after five seconds; then the others get their attempt.
         clock.advance(5000);
+        await receiver.waitFor(path, backlog + held + 1, 20_000);
+        // Each move of the clock ends the answers then held; the next attempts follow.
+        const arrived = await until(
+          () => {
+            clock.advance(5000);
+            return receiver.deliveries.filter((d) => d.path === path);
+          },
+          (got) => got.length >= 2 * backlog,
+          20_000,
+        );
+        expect(arrived).toHaveLength(2 * backlog);
+      } finally {
+        // A wait still running would hold the server's stop: end them all.
+        clock.advance(60_000);
+        await v.close();
       }
-      expect(receiver.deliveries.filter((d) => d.path === path)).toHaveLength(2 * backlog);
-    } finally {
-      // A wait still running would hold the server's stop: end them all.
-      clock.advance(60_000);
-      await v.close();
-    }
-  }, 40_000);
+    },
+    paced(40_000),
+  );
 });

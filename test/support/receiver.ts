@@ -5,6 +5,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { paced, until } from './pace.ts';
 
 export interface Delivery {
   path: string;
@@ -70,14 +71,14 @@ export async function startReceiver(fallback?: Behaviour): Promise<Receiver> {
     deliveries,
     behave: (path, behaviour) => behaviours.set(path, behaviour),
     async waitFor(path, count, timeoutMs = 15_000) {
-      const started = Date.now();
-      for (;;) {
-        const got = deliveries.filter((d) => d.path === path);
-        if (got.length >= count) return got;
-        if (Date.now() - started > timeoutMs)
-          throw new Error(`expected ${count} deliveries to ${path} within ${timeoutMs} ms, got ${got.length}`);
-        await new Promise((r) => setTimeout(r, 25));
-      }
+      const got = await until(
+        () => deliveries.filter((d) => d.path === path),
+        (arrived) => arrived.length >= count,
+        timeoutMs,
+      );
+      if (got.length < count)
+        throw new Error(`expected ${count} deliveries to ${path} within ${paced(timeoutMs)} ms, got ${got.length}`);
+      return got;
     },
     close: () =>
       new Promise((resolve) => {

@@ -8,6 +8,7 @@ import type { AdapterFactory, AttemptTarget, TargetAdapter } from '@payment-serv
 import type { Browser } from 'playwright-core';
 import { launchChromium } from '../chromium.ts';
 import { sandboxCalls } from './sandbox-calls.ts';
+import { paced } from '../pace.ts';
 
 const pagePath = (target: AttemptTarget) =>
   target.kind === 'checkout-session'
@@ -51,7 +52,7 @@ const createAdapter: AdapterFactory = ({ baseUrl }) => {
         // Done when the browser is sent away (success) or back to the page with the result.
         // The suite runs checks side by side, each with a browser context of its own: on a
         // busy machine an answer can take seconds, so wait as long as a check may take half.
-        const deadline = Date.now() + 30_000;
+        const deadline = Date.now() + paced(30_000);
         while (redirectTo === null && !page.url().includes('result=')) {
           if (Date.now() > deadline) throw new Error(`the page did not answer the ${outcome} attempt`);
           await new Promise((resolve) => setTimeout(resolve, 25));
