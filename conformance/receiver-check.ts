@@ -14,20 +14,17 @@
  */
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import path from 'node:path';
 import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
 import { checkAdapter, loadAdapter } from './adapters/load.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
 import type { Check, RegisteredCheck } from './check-definition.ts';
-import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { responseText, send, shellQuote } from './http.ts';
 import { text } from './json.ts';
 import {
   CheckFailure,
   CheckSkipped,
   type Evidence,
-  failsRun,
   type Report,
   type Result,
   resultMaker,
@@ -37,11 +34,8 @@ import { poll } from './poll.ts';
 import { Redactor } from './redact.ts';
 import { Registry } from './registry.ts';
 import { ConsoleReporter, type Output } from './reporters/console.ts';
-import { writeHtmlReport } from './reporters/html.ts';
-import { writeJsonReport } from './reporters/json.ts';
-import { writeJunitReport } from './reporters/junit.ts';
-import { coverageOf, DEFAULT_SETTLE_TIMEOUT_S, REPORTERS } from './run-command.ts';
-import { TOOL_VERSION } from './version.ts';
+import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
+import { DEFAULT_SETTLE_TIMEOUT_S } from './run-command.ts';
 
 export interface ReceiverOptions {
   url: string;
@@ -743,13 +737,7 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
     throw new SetupError(`--url ${options.url} is not an absolute URL.`);
   }
   if (!options.secret.startsWith('whsec_')) throw new SetupError('--secret must be the whsec_... signing secret.');
-  const reporters = (options.reporter ?? 'console')
-    .split(',')
-    .map((r) => r.trim())
-    .filter(Boolean);
-  const unknown = reporters.filter((r) => !(REPORTERS as readonly string[]).includes(r));
-  if (unknown.length > 0)
-    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  const reporters = parseReporters(options.reporter ?? 'console');
   const checks = createReceiverRegistry(options.legacy).select(options.only);
   if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
   const redactor = new Redactor(options.sandboxToken);
@@ -773,26 +761,13 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
         return result;
       }),
     );
-    const count = (status: Result['status']) => results.filter((x) => x.status === status).length;
-    const report: Report = {
-      tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
-      target: options.url,
-      startedAt: startedAt.toISOString(),
-      durationMs: Date.now() - startedAt.getTime(),
-      adapter: { name, capabilities },
-      summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
-      coverage: coverageOf(results),
+    const report = buildReport(
+      { target: options.url, startedAt, adapter: { name, capabilities }, strictAssumptions: false },
       results,
-      strictAssumptions: false,
-    };
-    const dir = path.resolve(options.out ?? DEFAULT_RECEIVER_OUT);
-    const files: string[] = [];
-    if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
-    if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
-    if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+    );
+    const files = writeReports(report, reporters, options.out ?? DEFAULT_RECEIVER_OUT);
     if (consoleOn) reporter.summary(report, files);
-    const failed = results.some((x) => x.status === 'failed' && failsRun(x.level, false));
-    return { exitCode: failed ? 1 : report.summary.error > 0 ? 2 : 0, report, files };
+    return { exitCode: exitCodeOf(report), report, files };
   } finally {
     await payments?.adapter.close?.().catch(() => undefined);
   }

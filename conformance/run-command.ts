@@ -14,22 +14,18 @@ import { manualAdapter } from './adapters/manual.ts';
 import { sandboxAdapter } from './adapters/sandbox.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
 import { createRegistry } from './checks/index.ts';
-import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run-context.ts';
 import { send } from './http.ts';
 import { at, isObject, text } from './json.ts';
-import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { type Report, type Result, SetupError } from './outcome.ts';
 import { CaptureReceiver } from './receiver.ts';
 import { ConsoleReporter, type Output } from './reporters/console.ts';
-import { writeHtmlReport } from './reporters/html.ts';
-import { writeJsonReport } from './reporters/json.ts';
-import { writeJunitReport } from './reporters/junit.ts';
+import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
 import { runChecks } from './check-runner.ts';
 import { receiverTls } from './tls.ts';
-import { TOOL_VERSION } from './version.ts';
 
-export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
+export { REPORTERS } from './reporting.ts';
 
 export interface RunOptions {
   baseUrl: string;
@@ -146,26 +142,6 @@ function parseRequired(value: string | undefined): Capability[] {
   return names as Capability[];
 }
 
-/** The coverage of a run: how many checks were judged, and why the others were skipped. */
-export function coverageOf(results: Result[]): Coverage {
-  const skippedFor: Partial<Record<Capability, number>> = {};
-  let skippedOther = 0;
-  for (const r of results) {
-    if (r.status !== 'skipped') continue;
-    if (r.missing.length === 0) skippedOther += 1;
-    for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
-  }
-  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed';
-  const must = results.filter((r) => r.level === 'must');
-  return {
-    judged: results.filter(judged).length,
-    total: results.length,
-    skippedFor,
-    skippedOther,
-    must: { judged: must.filter(judged).length, total: must.length },
-  };
-}
-
 /** What one run produced: the report, the files written, and the exit status it calls for. */
 export interface RunOutcome {
   /** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
@@ -248,13 +224,7 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   } catch {
     throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
   }
-  const reporters = options.reporter
-    .split(',')
-    .map((r) => r.trim())
-    .filter(Boolean);
-  const unknown = reporters.filter((r) => !(REPORTERS as readonly string[]).includes(r));
-  if (unknown.length > 0)
-    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  const reporters = parseReporters(options.reporter);
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
     throw new SetupError('--concurrency must be a whole number of at least 1.');
   if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535)
@@ -374,25 +344,16 @@ async function runWith(
         : r,
     );
   }
-  const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
-  const report: Report = {
-    tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
-    target: options.baseUrl,
-    startedAt: startedAt.toISOString(),
-    durationMs: Date.now() - startedAt.getTime(),
-    adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
-    summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
-    coverage: coverageOf(results),
+  const report = buildReport(
+    {
+      target: options.baseUrl,
+      startedAt,
+      adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
+      strictAssumptions: options.strictAssumptions,
+    },
     results,
-    strictAssumptions: options.strictAssumptions,
-  };
-  const dir = path.resolve(options.out);
-  const files: string[] = [];
-  if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
-  if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
-  if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  );
+  const files = writeReports(report, reporters, options.out);
   if (consoleOn) reporter.summary(report, files);
-  const failed = results.some((r) => r.status === 'failed' && failsRun(r.level, options.strictAssumptions));
-  const exitCode = failed ? 1 : report.summary.error > 0 ? 2 : 0;
-  return { exitCode, report, files };
+  return { exitCode: exitCodeOf(report), report, files };
 }

@@ -1,0 +1,85 @@
+/**
+ * What every mode (`run`, `receiver`, `client`) does with its results alike: the reporters
+ * it may be given, the report it makes of them, the files it writes, and the exit status.
+ */
+import path from 'node:path';
+import type { Capability } from './adapter.ts';
+import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
+import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { writeHtmlReport } from './reporters/html.ts';
+import { writeJsonReport } from './reporters/json.ts';
+import { writeJunitReport } from './reporters/junit.ts';
+import { TOOL_VERSION } from './version.ts';
+
+export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
+export type Reporter = (typeof REPORTERS)[number];
+
+/** The --reporter list, each name known (a usage error otherwise). */
+export function parseReporters(list: string): Reporter[] {
+  const names = list
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  const unknown = names.filter((r) => !(REPORTERS as readonly string[]).includes(r));
+  if (unknown.length > 0)
+    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  return names as Reporter[];
+}
+
+/** The coverage of a run: how many checks were judged, and why the others were skipped. */
+export function coverageOf(results: Result[]): Coverage {
+  const skippedFor: Partial<Record<Capability, number>> = {};
+  let skippedOther = 0;
+  for (const r of results) {
+    if (r.status !== 'skipped') continue;
+    if (r.missing.length === 0) skippedOther += 1;
+    for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
+  }
+  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed';
+  const must = results.filter((r) => r.level === 'must');
+  return {
+    judged: results.filter(judged).length,
+    total: results.length,
+    skippedFor,
+    skippedOther,
+    must: { judged: must.filter(judged).length, total: must.length },
+  };
+}
+
+export interface ReportOf {
+  target: string;
+  startedAt: Date;
+  adapter: { name: string; capabilities: Capability[] };
+  strictAssumptions: boolean;
+}
+
+export function buildReport(of: ReportOf, results: Result[]): Report {
+  const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
+  return {
+    tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
+    target: of.target,
+    startedAt: of.startedAt.toISOString(),
+    durationMs: Date.now() - of.startedAt.getTime(),
+    adapter: of.adapter,
+    summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
+    coverage: coverageOf(results),
+    results,
+    strictAssumptions: of.strictAssumptions,
+  };
+}
+
+/** Writes the file reports asked for into `out`; gives their paths. */
+export function writeReports(report: Report, reporters: readonly string[], out: string): string[] {
+  const dir = path.resolve(out);
+  const files: string[] = [];
+  if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
+  if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
+  if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  return files;
+}
+
+/** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
+export function exitCodeOf(report: Report): 0 | 1 | 2 {
+  const failed = report.results.some((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions));
+  return failed ? 1 : report.summary.error > 0 ? 2 : 0;
+}
