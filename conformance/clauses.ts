@@ -5,8 +5,8 @@
  * the strength of what it cites. Table rows keep the document's cells joined by " | ".
  *
  * `subject` says whose duty the clause is: the service (checked by `run`), a merchant's
- * receiver (checked by `receiver`) or an API client (outside this suite). A clause the
- * suite cannot judge from outside carries the reason.
+ * receiver (checked by `receiver`) or an API client (checked by `client`, through its
+ * driver). A clause the suite cannot judge from outside carries the reason.
  */
 export type Strength = 'must' | 'should';
 export type Subject = 'service' | 'receiver' | 'client';
@@ -23,8 +23,6 @@ export interface Clause {
 
 /** Bumped whenever a clause is added, removed or reworded. */
 export const CLAUSE_REGISTER_VERSION = '3';
-
-const CLIENT_RULE = 'a rule for API clients; the suite judges the service and receivers, not client code';
 
 type Row = [id: string, words: string, strength?: Strength, subject?: Subject, notCheckable?: string];
 
@@ -81,7 +79,6 @@ export const CLAUSES: readonly Clause[] = [
       'Clients should reuse a token until it expires and treat a `token_expired` error as the signal to fetch a new one.',
       'should',
       'client',
-      CLIENT_RULE,
     ],
   ]),
   ...group('Resources: checkout session (create response)', [
@@ -136,7 +133,6 @@ export const CLAUSES: readonly Clause[] = [
       'The status list is open. A client that meets an unrecognised status must not fulfil, and must not error.',
       'must',
       'client',
-      CLIENT_RULE,
     ],
     [
       'state.declined',
@@ -224,7 +220,6 @@ export const CLAUSES: readonly Clause[] = [
       'An id in a URL is not proof of payment; the merchant must read the session back.',
       'must',
       'client',
-      'a rule for the merchant’s own fulfilment code',
     ],
     [
       'idem.replay',
@@ -236,7 +231,6 @@ export const CLAUSES: readonly Clause[] = [
       'Without a key, a 500 is ambiguous: the session may or may not exist and a retry may create a second payment.',
       'must',
       'client',
-      'states what a client cannot know after a 500; it sets no duty a target could break',
     ],
     ['order.validation', '400 | validation_failed | Field missing, wrong type or out of range'],
     [
@@ -302,7 +296,7 @@ export const CLAUSES: readonly Clause[] = [
     ['auth.exchange', '`POST /api/token` exchanges the pair for a bearer token.'],
     ['auth.bearer', 'Every other endpoint requires `Authorization: Bearer <ACCESS_TOKEN>`.'],
     ['auth.lifetime', 'Token lifetime is five minutes.'],
-    ['auth.reuse', 'Clients reuse a token until it expires.', 'should', 'client', CLIENT_RULE],
+    ['auth.reuse', 'Clients reuse a token until it expires.', 'should', 'client'],
     [
       'auth.expired',
       'An expired token gives 401 `token_expired`; the client fetches a new token and repeats the request once.',
@@ -502,14 +496,12 @@ export const CLAUSES: readonly Clause[] = [
       'Client guidance: the four account-configuration codes (`card_not_enabled`, `open_banking_not_enabled`, `settlement_account_missing`, `open_banking_currency_unsupported`) are fixed in the portal, not by retrying.',
       'must',
       'client',
-      CLIENT_RULE,
     ],
     [
       'code.open',
       'Unknown codes may be added later; clients fall back to a generic failure rather than crashing.',
       'must',
       'client',
-      CLIENT_RULE,
     ],
   ]),
   ...group('Limits', [
@@ -539,7 +531,6 @@ export const CLAUSES: readonly Clause[] = [
       'Open sets: webhook `event` values, session `status` values and error `code` values can gain new members; clients ignore or safely handle unknown ones.',
       'must',
       'client',
-      CLIENT_RULE,
     ],
     ['ver.retired', 'The retired `GET /api/transaction/{id}` path is not part of the API for checkout sessions.'],
   ]),

@@ -1,7 +1,8 @@
 /**
  * The conformance suite as a library: `runConformance` runs the same checks as
  * `payment-conformance run` and returns the report instead of printing it (unless asked),
- * and the types a target adapter is written against.
+ * `executeReceiver` and `executeClient` the other two modes, and the types a target
+ * adapter and a client's driver are written against.
  */
 import type { TargetAdapter } from './adapter.ts';
 import { execute, type REPORTERS, type RunOutcome } from './run-command.ts';
@@ -26,6 +27,18 @@ export type { Coverage, Evidence, Level, Report, Result, Status } from './outcom
 export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run-command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
+export { type ClientOptions, type ClientOutcome, executeClient } from './client/command.ts';
+export type {
+  Answer,
+  ClientError,
+  DriverEnv,
+  DriverFactory,
+  ModuleDriver,
+  Operation,
+  OperationName,
+  Outcome as DriverOutcome,
+  Said,
+} from './client/protocol.ts';
 
 export type Reporter = (typeof REPORTERS)[number];
 

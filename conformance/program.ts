@@ -11,6 +11,7 @@ import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
+import { clientCommand, createClientRegistry, DEFAULT_CLIENT_OUT } from './client/command.ts';
 import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
 import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
 import { TOOL_VERSION } from './version.ts';
@@ -177,6 +178,51 @@ export function buildProgram(setExit: (code: number) => void): Command {
     });
 
   program
+    .command('client')
+    .description('check an API client, through its driver, against the document’s rules for clients')
+    .requiredOption(
+      '--base-url <url>',
+      'the target the client is put in front of (the reference server, or any implementation)',
+    )
+    .option('--sandbox-token <token>', 'bearer token of the target’s sandbox API: the built-in adapter for it')
+    .option('--adapter <module>', 'ES module of a target adapter offering createOrganisation (attempt, for CLIENT-021)')
+    .option(
+      '--driver <command>',
+      'the client under test: a shell command speaking the driver protocol on its standard input and output',
+    )
+    .option(
+      '--driver-module <module>',
+      'the client under test as a JavaScript module whose default export makes a driver (e.g. @payment-service/conformance/drivers/sdk)',
+    )
+    .option(
+      '--only <glob>',
+      'run only the checks whose id matches (comma-separated globs, e.g. "CLIENT-00?"; !glob excludes)',
+    )
+    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_CLIENT_OUT)
+    .option('--concurrency <n>', 'scenarios at once, each with a driver of its own', integer, 4)
+    .option('--seed <n>', 'what the scenarios draw (amounts) comes from it: the same seed sends the same', integer)
+    .action(async (o) => {
+      setExit(
+        await clientCommand(
+          {
+            baseUrl: o.baseUrl,
+            sandboxToken: o.sandboxToken,
+            adapter: o.adapter,
+            driver: o.driver,
+            driverModule: o.driverModule,
+            only: o.only,
+            reporter: o.reporter,
+            out: o.out,
+            concurrency: o.concurrency,
+            seed: o.seed,
+          },
+          out,
+        ),
+      );
+    });
+
+  program
     .command('adapter')
     .description('target adapters')
     .command('init')
@@ -197,7 +243,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
 
   program
     .command('list')
-    .description('print every check of run and receiver: id, level, the clauses it enforces, title')
+    .description('print every check of run, receiver and client: id, level, the clauses it enforces, title')
     .option('--json', 'print them as JSON, { tool, checks }: each check with its command, section and requires')
     .action((o: { json?: boolean }) => {
       const checks = [
@@ -207,6 +253,9 @@ export function buildProgram(setExit: (code: number) => void): Command {
         ...createReceiverRegistry(undefined)
           .all()
           .map((c) => ({ ...c, command: 'receiver' })),
+        ...createClientRegistry()
+          .all()
+          .map((c) => ({ ...c, command: 'client' })),
       ];
       if (o.json) {
         const listed = checks.map((c) => ({

@@ -1,10 +1,11 @@
 /**
- * Which checks judge each clause of the register: the `run` checks (the registry) and the
- * `receiver` checks. A clause judged by none must say why it cannot be judged from
+ * Which checks judge each clause of the register: the `run` checks (the registry), the
+ * `receiver` checks and the `client` checks. A clause judged by none must say why it cannot be judged from
  * outside; `gaps` lists those that do neither, and the test suite holds it empty.
  */
 import { createRegistry } from './checks/index.ts';
 import { CLAUSES } from './clauses.ts';
+import { createClientRegistry } from './client/command.ts';
 import { createReceiverRegistry } from './receiver-check.ts';
 
 export interface Traceability {
@@ -22,6 +23,7 @@ export function traceability(): Traceability {
   };
   for (const check of createRegistry().all()) cite(check.id, check.clauses);
   for (const check of createReceiverRegistry(undefined).all()) cite(check.id, check.clauses);
+  for (const check of createClientRegistry().all()) cite(check.id, check.clauses);
   const notCheckable = CLAUSES.filter((c) => c.notCheckable).length;
   return {
     judgedBy,

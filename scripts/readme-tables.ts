@@ -18,7 +18,9 @@ import type { Command, Option } from 'commander';
 import ts from 'typescript';
 import { CAPABILITIES, type Capability } from '../conformance/adapter.ts';
 import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/clauses.ts';
+import type { RegisteredCheck } from '../conformance/check-definition.ts';
 import { createRegistry } from '../conformance/checks/index.ts';
+import { createClientRegistry } from '../conformance/client/command.ts';
 import { traceability } from '../conformance/traceability.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';
@@ -63,8 +65,7 @@ function flagsTable(command: Command, withEnv: boolean): string {
   return table(header, rows);
 }
 
-function checksTable(): string {
-  const checks = createRegistry().all();
+function checksTable(checks: ReadonlyArray<RegisteredCheck<unknown>> = createRegistry().all()): string {
   const sections = [...new Set(checks.map((c) => c.section))];
   return sections
     .map((section) => {
@@ -187,7 +188,8 @@ const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'server/README.md', name: 'sandbox', render: sandboxTable },
   { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
-  { readme: 'conformance/README.md', name: 'checks', render: checksTable },
+  { readme: 'conformance/README.md', name: 'checks', render: () => checksTable() },
+  { readme: 'conformance/README.md', name: 'client-checks', render: () => checksTable(createClientRegistry().all()) },
   { readme: 'conformance/README.md', name: 'traceability', render: traceabilityTable },
   {
     readme: 'client/README.md',

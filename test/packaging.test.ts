@@ -331,7 +331,7 @@ function readTypesNodeVersion(): string {
  * The two CI recipes of the conformance README (GitHub Actions, GitLab CI): their install
  * and check steps, which must be the same in both, and where both keep the reports.
  */
-function ciRecipe(readme: string): { install: string; check: string; artifacts: string } {
+function ciRecipe(readme: string): { install: string; check: string; client: string; artifacts: string } {
   const section = readme.slice(readme.indexOf('## In CI'), readme.indexOf('## `run` flags'));
   const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseYaml(m[1]!));
   expect(blocks).toHaveLength(2);
@@ -339,14 +339,19 @@ function ciRecipe(readme: string): { install: string; check: string; artifacts: 
   const steps = github.jobs.conformance.steps as Array<{ name?: string; run?: string; uses?: string; with?: any }>;
   const install = steps.find((s) => s.name === 'Install the suite')!.run!;
   const check = steps.find((s) => s.name === 'Check the test environment')!.run!;
-  expect(gitlab.conformance.script).toEqual([install, check]);
+  const client = steps.find((s) => s.name === 'Check our API client')!.run!;
+  expect(gitlab.conformance.script).toEqual([install, check, client]);
   expect(check).toContain('--require-capabilities all');
   expect(check).toMatch(/^npx --no payment-conformance /);
   const artifacts = steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!.with.path as string;
   expect(gitlab.conformance.artifacts.paths).toEqual([artifacts]);
-  expect(gitlab.conformance.artifacts.reports.junit).toBe(`${artifacts}/conformance.junit.xml`);
+  expect(gitlab.conformance.artifacts.reports.junit).toEqual([
+    `${artifacts}/conformance.junit.xml`,
+    `${artifacts}/client/conformance.junit.xml`,
+  ]);
   expect(check).toContain(`--out ${artifacts}`);
-  return { install, check, artifacts };
+  expect(client).toContain(`--out ${artifacts}/client`);
+  return { install, check, client, artifacts };
 }
 
 describe('the conformance suite and the server, each installed from its tarball', () => {
@@ -444,6 +449,20 @@ describe('the conformance suite and the server, each installed from its tarball'
         const junit = readFileSync(path.join(runner, recipe.artifacts, 'conformance.junit.xml'), 'utf8');
         expect(junit).toMatch(/<testsuites [^>]*failures="0"/);
         expect(existsSync(path.join(runner, recipe.artifacts, 'conformance.html'))).toBe(true);
+        // The client step, with the examples' Python client committed where the recipe has it.
+        cpSync(path.join(repoRoot, 'examples/clients/python'), path.join(runner, 'clients/python'), {
+          recursive: true,
+        });
+        const clientRan = await run('bash', ['-c', recipe.client], runner, {
+          ...userEnv,
+          NO_COLOR: '1',
+          TARGET_URL: url,
+          SANDBOX_TOKEN: 'sbx-packaging',
+        });
+        expect(clientRan.code, `${clientRan.stdout}\n${clientRan.stderr}`).toBe(0);
+        expect(clientRan.stdout).toContain('PASSED: no must check failed');
+        const clientJunit = readFileSync(path.join(runner, recipe.artifacts, 'client/conformance.junit.xml'), 'utf8');
+        expect(clientJunit).toMatch(/<testsuites [^>]*failures="0"/);
       } finally {
         child.kill('SIGTERM');
         children.delete(child);

@@ -10,14 +10,14 @@ import { pathToFileURL } from 'node:url';
 import { CAPABILITIES, type Capability, type TargetAdapter } from '../adapter.ts';
 import { SetupError } from '../outcome.ts';
 
-function moduleUrl(spec: string, cwd: string): string {
+/** A module given on the command line: a file, or a package name resolved from `cwd` as the user's own code would. */
+export function moduleUrl(spec: string, cwd: string, flag = '--adapter'): string {
   const file = path.resolve(cwd, spec);
   if (existsSync(file)) return pathToFileURL(file).href;
-  // A package name, resolved from the working directory as the user's own code would.
   try {
     return pathToFileURL(createRequire(path.join(cwd, 'package.json')).resolve(spec)).href;
   } catch {
-    throw new SetupError(`--adapter ${spec}: no such file or package (from ${cwd}).`);
+    throw new SetupError(`${flag} ${spec}: no such file or package (from ${cwd}).`);
   }
 }
 

@@ -31,12 +31,12 @@ let total: number;
 beforeAll(async () => {
   t = await startTestServer({ webhookPollIntervalMs: 25 });
   const list = await cli(['list']);
-  // The run's checks: list also names the receiver's (RCV-*), and these runs leave the
-  // exploration out (runSuite's --explore 0).
+  // The run's checks: list also names the receiver's (RCV-*) and the client's (CLIENT-*),
+  // and these runs leave the exploration out (runSuite's --explore 0).
   total = list.stdout
     .trim()
     .split('\n')
-    .filter((line) => !line.startsWith('RCV-') && !line.startsWith('EXPL-')).length;
+    .filter((line) => !/^(RCV|CLIENT|EXPL)-/.test(line)).length;
 }, paced(60_000));
 afterAll(async () => {
   await t?.close();

@@ -28,7 +28,7 @@ import { paced } from '../support/pace.ts';
 
 let t: TestServer;
 let full: CliRun;
-/** What `list` prints of the run's checks, and of every check (the receiver's included). */
+/** What `list` prints of the run's checks, and of every check (the receiver's and the client's included). */
 let listed: { id: string; level: string; rule: string; title: string }[];
 let listedAll: typeof listed;
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
       const [id, level, ...rest] = line.split(/\s{2,}/);
       return { id: id!, level: level!, rule: rest[0]!, title: rest.slice(1).join('  ') };
     });
-  listed = listedAll.filter((c) => !c.id.startsWith('RCV-'));
+  listed = listedAll.filter((c) => !c.id.startsWith('RCV-') && !c.id.startsWith('CLIENT-'));
   full = await runSuite([
     '--base-url',
     t.url,
@@ -182,11 +182,15 @@ describe('payment-conformance list', () => {
     expect(parsed.tool.clauseRegisterVersion).toBe(CLAUSE_REGISTER_VERSION);
     expect(parsed.checks.map((c) => [c.id, c.level])).toEqual(listedAll.map((c) => [c.id, c.level]));
     for (const c of parsed.checks) expect(c.clauses.join(', '), c.id).toBe(listedAll.find((l) => l.id === c.id)!.rule);
-    // The receiver's checks are listed too, each saying which command runs it.
+    // The receiver's and the client's checks are listed too, each saying which command runs it.
     const commands = new Map(parsed.checks.map((c) => [c.id, c.command]));
     expect(listedAll.filter((c) => c.id.startsWith('RCV-')).length).toBeGreaterThan(10);
+    expect(listedAll.filter((c) => c.id.startsWith('CLIENT-')).length).toBeGreaterThan(10);
     for (const [id, command] of commands)
-      expect([id, command]).toEqual([id, id.startsWith('RCV-') ? 'receiver' : 'run']);
+      expect([id, command]).toEqual([
+        id,
+        id.startsWith('RCV-') ? 'receiver' : id.startsWith('CLIENT-') ? 'client' : 'run',
+      ]);
     const version = await cli(['--version']);
     expect(version.stdout.trim()).toBe(parsed.tool.version);
     expect(version.code).toBe(0);

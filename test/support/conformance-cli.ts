@@ -95,17 +95,27 @@ export async function runSuite(
   // Exploration has tests of its own; elsewhere it would only add its budget to each run.
   const explore = args.some((a) => a.startsWith('--explore')) ? [] : ['--explore', '0'];
   const { code, stdout, stderr } = await cli(['run', ...args, ...reporters, ...explore, '--out', dir], env, options);
+  return withReport({ code, stdout, stderr }, dir);
+}
+
+/** `payment-conformance client` with a JSON report in a fresh directory. */
+export async function runClientMode(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'client-conformance-'));
+  const { code, stdout, stderr } = await cli(['client', ...args, '--reporter', 'json', '--out', dir], env);
+  return withReport({ code, stdout, stderr }, dir);
+}
+
+/** A finished run with its JSON report read back from `dir`. */
+function withReport(run: { code: number | null; stdout: string; stderr: string }, dir: string): CliRun {
   const file = path.join(dir, 'conformance.json');
   const report = existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as JsonReport) : undefined;
   return {
-    code,
-    stdout,
-    stderr,
+    ...run,
     dir,
     report,
     result(id) {
       const found = report?.results.find((r) => r.id === id);
-      if (!found) throw new Error(`${id} is not in the report (exit ${code}):\n${stderr}\n${stdout}`);
+      if (!found) throw new Error(`${id} is not in the report (exit ${run.code}):\n${run.stderr}\n${run.stdout}`);
       return found;
     },
   };

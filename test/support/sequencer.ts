@@ -22,6 +22,7 @@ export const LONG_FILES = [
   'test/e2e/conformance-mutants.test.ts',
   'test/readme-tour.test.ts',
   'test/e2e/conformance-receiver.test.ts',
+  'test/e2e/conformance-client.test.ts',
   'test/e2e/conformance-second-implementation.test.ts',
   'test/server/webhook-crash.test.ts',
   'test/server/delivery-store-failures.test.ts',
