@@ -6,6 +6,7 @@
  */
 import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
+import { pool } from './pool.ts';
 import { deliveryPreflight } from './preflight.ts';
 import { CheckContext } from './context/check-context.ts';
 import { exploring, type Preflight, type RunContext } from './context/run-context.ts';
@@ -101,20 +102,6 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
  */
 export function defaultCheckTimeoutMs(deliveryWaitMs: number, settleTimeoutMs = 0): number {
   return 60_000 + 30 * deliveryWaitMs + 2 * settleTimeoutMs;
-}
-
-/** Runs `items` through `worker` with at most `limit` at once, keeping their order in the output. */
-async function pool<T, R>(items: T[], limit: number, worker: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const index = next++;
-      out[index] = await worker(items[index]!);
-    }
-  });
-  await Promise.all(lanes);
-  return out;
 }
 
 export async function runChecks(run: RunContext, checks: Check[], options: RunnerOptions): Promise<Result[]> {

@@ -16,8 +16,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
 import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
-import { checkAdapter, loadAdapter } from './adapters/load.ts';
-import { sandboxAdapter } from './adapters/sandbox.ts';
+import { baseUrlOf, targetAdapter } from './adapters/load.ts';
 import type { Check, RegisteredCheck } from './check-definition.ts';
 import { responseText, send, shellQuote } from './http.ts';
 import { text } from './json.ts';
@@ -649,12 +648,7 @@ async function paymentsFor(
       throw new SetupError('--sandbox-token, --adapter, --client-id and --client-secret need --base-url (the target).');
     return { name: 'made-up events (no --base-url)' };
   }
-  let baseUrl: string;
-  try {
-    baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
-  } catch {
-    throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
-  }
+  const baseUrl = baseUrlOf(options.baseUrl);
   if (options.adapter !== undefined && options.sandboxToken !== undefined)
     throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
   if (options.clientId === undefined || options.clientSecret === undefined)
@@ -668,15 +662,9 @@ async function paymentsFor(
   const settleTimeoutS = options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S;
   if (!(settleTimeoutS >= 1 && settleTimeoutS <= 600))
     throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
-  const [adapter, name] =
-    options.sandboxToken !== undefined
-      ? [sandboxAdapter({ baseUrl, token: options.sandboxToken }), 'sandbox']
-      : typeof options.adapter === 'string'
-        ? [await loadAdapter(options.adapter, baseUrl), options.adapter]
-        : options.adapter !== undefined
-          ? [checkAdapter(options.adapter, 'adapter'), 'adapter']
-          : [undefined, ''];
-  if (!adapter) throw new SetupError('--base-url needs --sandbox-token or --adapter: the suite pays through it.');
+  const chosen = await targetAdapter(options, baseUrl);
+  if (!chosen) throw new SetupError('--base-url needs --sandbox-token or --adapter: the suite pays through it.');
+  const { adapter, name } = chosen;
   if (!adapter.capabilities.includes('attempt'))
     throw new SetupError(`The ${name} adapter does not offer attempt: the suite cannot pay for the events.`);
   redactor.remember(options.clientSecret, '$CLIENT_SECRET');

@@ -9,9 +9,8 @@ import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CAPABILITIES, type Capability, type TargetAdapter } from './adapter.ts';
-import { checkAdapter, loadAdapter } from './adapters/load.ts';
+import { baseUrlOf, targetAdapter } from './adapters/load.ts';
 import { manualAdapter } from './adapters/manual.ts';
-import { sandboxAdapter } from './adapters/sandbox.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
 import { createRegistry } from './checks/index.ts';
 import type { Profile } from './context/organisations.ts';
@@ -164,13 +163,7 @@ interface Adapted {
 }
 
 async function chooseAdapter(options: RunOptions, baseUrl: string, out: Output): Promise<Adapted> {
-  if (options.adapter !== undefined && options.sandboxToken !== undefined) {
-    throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
-  }
-  if (options.sandboxToken !== undefined) {
-    return { adapter: sandboxAdapter({ baseUrl, token: options.sandboxToken }), name: 'sandbox' };
-  }
-  if (options.adapter === 'manual') {
+  if (options.adapter === 'manual' && options.sandboxToken === undefined) {
     let run: RunContext | undefined;
     const adapter = manualAdapter({
       out,
@@ -180,11 +173,12 @@ async function chooseAdapter(options: RunOptions, baseUrl: string, out: Output):
     });
     return { adapter, name: 'manual', attach: (r) => (run = r) };
   }
-  if (typeof options.adapter === 'string') {
-    return { adapter: await loadAdapter(options.adapter, baseUrl), name: options.adapter };
-  }
-  if (options.adapter !== undefined) return { adapter: checkAdapter(options.adapter, 'adapter'), name: 'adapter' };
-  return { adapter: { capabilities: [] }, name: options.config ? 'config' : 'none' };
+  return (
+    (await targetAdapter(options, baseUrl)) ?? {
+      adapter: { capabilities: [] },
+      name: options.config ? 'config' : 'none',
+    }
+  );
 }
 
 /** A payment's status through the public API (the manual adapter waits on it); a token is fetched afresh when refused. */
@@ -218,12 +212,7 @@ async function statusOf(run: RunContext, kind: string, id: string): Promise<stri
 }
 
 export async function execute(options: RunOptions, out: Output): Promise<RunOutcome> {
-  let baseUrl: string;
-  try {
-    baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
-  } catch {
-    throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
-  }
+  const baseUrl = baseUrlOf(options.baseUrl);
   const reporters = parseReporters(options.reporter);
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
     throw new SetupError('--concurrency must be a whole number of at least 1.');

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CAPABILITIES, type Capability, type TargetAdapter } from '../adapter.ts';
 import { SetupError } from '../outcome.ts';
+import { sandboxAdapter } from './sandbox.ts';
 
 /** A module given on the command line: a file, or a package name resolved from `cwd` as the user's own code would. */
 export function moduleUrl(spec: string, cwd: string, flag = '--adapter'): string {
@@ -63,4 +64,31 @@ export async function loadAdapter(spec: string, baseUrl: string, cwd = process.c
     }
   }
   return checkAdapter(adapter, `--adapter ${spec}`);
+}
+
+/** --base-url, without its trailing slashes; a usage error when it is not an absolute URL. */
+export function baseUrlOf(text: string): string {
+  try {
+    return new URL(text).toString().replace(/\/+$/, '');
+  } catch {
+    throw new SetupError(`--base-url ${text} is not an absolute URL.`);
+  }
+}
+
+/**
+ * The adapter --sandbox-token or --adapter names (a module path or package, or an adapter
+ * given to the library), and how reports name it; undefined when neither is given.
+ */
+export async function targetAdapter(
+  options: { sandboxToken?: string | undefined; adapter?: string | TargetAdapter | undefined },
+  baseUrl: string,
+): Promise<{ adapter: TargetAdapter; name: string } | undefined> {
+  if (options.adapter !== undefined && options.sandboxToken !== undefined)
+    throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
+  if (options.sandboxToken !== undefined)
+    return { adapter: sandboxAdapter({ baseUrl, token: options.sandboxToken }), name: 'sandbox' };
+  if (typeof options.adapter === 'string')
+    return { adapter: await loadAdapter(options.adapter, baseUrl), name: options.adapter };
+  if (options.adapter !== undefined) return { adapter: checkAdapter(options.adapter, 'adapter'), name: 'adapter' };
+  return undefined;
 }

@@ -5,8 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { AdapterError, CAPABILITIES, type TargetAdapter } from '../adapter.ts';
-import { checkAdapter, loadAdapter } from '../adapters/load.ts';
-import { sandboxAdapter } from '../adapters/sandbox.ts';
+import { targetAdapter, baseUrlOf } from '../adapters/load.ts';
 import type { RegisteredCheck } from '../check-definition.ts';
 import {
   CheckFailure,
@@ -19,6 +18,7 @@ import {
 } from '../outcome.ts';
 import { Redactor } from '../redact.ts';
 import { Registry } from '../registry.ts';
+import { pool } from '../pool.ts';
 import { ConsoleReporter, type Output } from '../reporters/console.ts';
 import { buildReport, exitCodeOf, parseReporters, writeReports } from '../reporting.ts';
 import { clientChecks } from './checks.ts';
@@ -83,28 +83,8 @@ async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun): Promise
   }
 }
 
-/** Runs `items` through `worker`, at most `limit` at once, keeping their order. */
-async function inTurn<T, R>(items: T[], limit: number, worker: (item: T) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        out[index] = await worker(items[index]!);
-      }
-    }),
-  );
-  return out;
-}
-
 export async function executeClient(options: ClientOptions, out: Output): Promise<ClientOutcome> {
-  let baseUrl: string;
-  try {
-    baseUrl = new URL(options.baseUrl).toString().replace(/\/+$/, '');
-  } catch {
-    throw new SetupError(`--base-url ${options.baseUrl} is not an absolute URL.`);
-  }
+  const baseUrl = baseUrlOf(options.baseUrl);
   if (options.driver !== undefined && options.driverModule !== undefined)
     throw new SetupError('--driver and --driver-module each name the client under test: give one.');
   // A module is loaded once, before any scenario: one that cannot be is a usage error.
@@ -117,8 +97,6 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
           ? { module: options.driverModule }
           : undefined;
   if (!driver) throw new SetupError('Give the client under test: --driver "<command>" or --driver-module <file>.');
-  if (options.adapter !== undefined && options.sandboxToken !== undefined)
-    throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
   const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
   if (!Number.isInteger(concurrency) || concurrency < 1)
     throw new SetupError('--concurrency must be a whole number of at least 1.');
@@ -131,16 +109,10 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
   const seed = options.seed ?? randomInt(2 ** 32);
   const checks = createClientRegistry().select(options.only);
   if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
-  const [adapter, adapterName] =
-    options.sandboxToken !== undefined
-      ? [sandboxAdapter({ baseUrl, token: options.sandboxToken }), 'sandbox']
-      : typeof options.adapter === 'string'
-        ? [await loadAdapter(options.adapter, baseUrl), options.adapter]
-        : options.adapter !== undefined
-          ? [checkAdapter(options.adapter, 'adapter'), 'adapter']
-          : [undefined, ''];
-  if (!adapter)
+  const chosen = await targetAdapter(options, baseUrl);
+  if (!chosen)
     throw new SetupError('Give the way to the target: --sandbox-token, or --adapter with createOrganisation.');
+  const { adapter, name: adapterName } = chosen;
   try {
     if (!adapter.capabilities.includes('createOrganisation'))
       throw new SetupError(
@@ -165,7 +137,7 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       reporter.start(target, adapterName, capabilities);
       out.write(`seed ${seed} (--seed ${seed} draws the same amounts again)\n`);
     }
-    const results = await inTurn(checks, concurrency, async (check) => {
+    const results = await pool(checks, concurrency, async (check) => {
       const result = await judge(check, run);
       if (consoleOn) reporter.result(result);
       return result;
