@@ -7,6 +7,7 @@
  *   server/site/sandbox/index.html  the sandbox API (Redoc, scripts inlined)
  *   server/site/errors/index.html   one section per error code, id="<code>", so that every
  *                                   error's doc_url ({docs_url}/errors/#<code>) lands on it
+ *   server/site/changelog/index.html  the contract's changes, release by release (RELEASING.md)
  *   server/site/webhook-signature-vectors.json   the signature test vectors the docs link
  *
  * The public API's page shows the code samples of examples/samples/ (x-codeSamples).
@@ -23,7 +24,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, promisify } from 'node:util';
+import { type ChangelogRelease, renderChangelogPage } from '../server/docs/changelog-page.ts';
 import { collectErrorCodes, renderErrorPage } from '../server/docs/error-page.ts';
+import { changelogBetween, releases } from './compat/releases.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: flags } = parseArgs({ options: { out: { type: 'string' }, force: { type: 'boolean' } } });
@@ -40,6 +43,13 @@ const INPUTS = [
   'redocly.yaml',
   'scripts/build-docs.ts',
   'server/docs/error-page.ts',
+  'server/docs/changelog-page.ts',
+  'scripts/compat/contract-diff.ts',
+  'scripts/compat/releases.ts',
+  ...readdirSync(path.join(root, 'releases/contract'), { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)))
+    .sort(),
   'server/docs/theme.ts',
   'node_modules/@redocly/cli/package.json',
   ...readdirSync(SAMPLES, { recursive: true, withFileTypes: true })
@@ -117,6 +127,20 @@ async function redoc(doc: Json, file: string, title: string, scratch: string): P
   await writeFile(file, html.replace(CDN_LOGOS, LOCAL_LOGO).replace('</head>', `${PHONE_STYLE}</head>`));
 }
 
+/** The contract's releases, newest first, each with its changes since the one before; and what is not released yet. */
+function changelog(): ChangelogRelease[] {
+  const versions = releases('contract');
+  const entries: ChangelogRelease[] = versions.map((version, i) =>
+    i === 0
+      ? { version, text: 'First release: the description as it stood.' }
+      : { version, since: versions[i - 1], text: changelogBetween(versions[i - 1]!, version).text },
+  );
+  const last = versions.at(-1);
+  const pending = last ? changelogBetween(last, 'current') : undefined;
+  if (pending && pending.changes.length > 0) entries.push({ version: 'Unreleased', since: last, text: pending.text });
+  return entries.reverse();
+}
+
 async function inputsHash(): Promise<string> {
   const hash = createHash('sha256');
   for (const file of INPUTS)
@@ -166,6 +190,8 @@ async function main(): Promise<void> {
     path.join(root, 'openapi/webhook-signature-vectors.json'),
     path.join(out, 'webhook-signature-vectors.json'),
   );
+  await mkdir(path.join(out, 'changelog'), { recursive: true });
+  await writeFile(path.join(out, 'changelog/index.html'), renderChangelogPage(changelog()));
   const codes = collectErrorCodes([publicApi, sandboxApi]);
   await mkdir(path.join(out, 'errors'), { recursive: true });
   await writeFile(path.join(out, 'errors/index.html'), renderErrorPage(codes));

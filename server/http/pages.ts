@@ -54,6 +54,7 @@ export function pages(services: Services, responder: Responder, docs: DocsPages)
     ['GET', '/docs', redirect('/docs/')],
     ['GET', '/docs/errors', redirect('/docs/errors/')],
     ['GET', '/docs/sandbox', redirect('/docs/sandbox/')],
+    ['GET', '/docs/changelog', redirect('/docs/changelog/')],
     ['GET', '/docs/errors/', docs.errorCodes],
     ['GET', '/docs/errors/index.html', docs.errorCodes],
     ['GET', '/docs/{*path}', docs.file],

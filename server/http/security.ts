@@ -51,9 +51,11 @@ export const PAGE_POLICY =
  */
 export function redocPolicy(html: string): string {
   const hashes = inlineScripts(html).map((text) => `'sha256-${createHash('sha256').update(text).digest('base64')}'`);
+  // A page of the site without scripts (the changelog) is a plain page.
+  if (hashes.length === 0) return PAGE_POLICY;
   return [
     "default-src 'none'",
-    `script-src ${hashes.length > 0 ? `${hashes.join(' ')} 'unsafe-eval'` : "'none'"}`,
+    `script-src ${hashes.join(' ')} 'unsafe-eval'`,
     "style-src 'unsafe-inline'",
     "img-src 'self' data: blob:",
     "font-src 'self' data:",

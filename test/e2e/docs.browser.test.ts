@@ -196,11 +196,21 @@ describe('docs in a browser', () => {
       ['API reference', 'Payment Service API'],
       ['Sandbox API reference', 'Payment Service Sandbox API'],
       ['Error codes', 'Error codes · Payment Service API'],
+      ['Changelog', 'Changelog · Payment Service API'],
     ]) {
       await page.locator('nav').getByRole('link', { name, exact: true }).click();
       await expect.poll(() => page.title(), { message: name }).toBe(title);
       await page.goBack();
     }
+    await page.close();
+  });
+
+  it('shows the contract’s changelog, release by release, each linked from the sidebar', async () => {
+    const page = await open('/docs/changelog/');
+    await expect.poll(() => page.title()).toBe('Changelog · Payment Service API');
+    await page.locator('nav').getByRole('link', { name: '0.1.0', exact: true }).click();
+    await expect.poll(() => page.locator('#v0\\.1\\.0 h2').innerText()).toBe('0.1.0');
+    expect(await page.locator('#v0\\.1\\.0').innerText()).toMatch(/First release/);
     await page.close();
   });
 
@@ -211,6 +221,7 @@ describe('docs in a browser', () => {
         ['/docs/', 'Payment Service API'],
         ['/docs/sandbox/', 'Payment Service Sandbox API'],
         ['/docs/errors/', 'Error codes · Payment Service API'],
+        ['/docs/changelog/', 'Changelog · Payment Service API'],
         ['/', 'Payment Service reference server'],
       ]) {
         const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
@@ -232,10 +243,11 @@ describe('docs in a browser', () => {
         expect(policy, pathname).toContain("frame-ancestors 'none'");
         // Scripts by their hashes only: an injected one does not run. (Redoc's search worker needs eval.)
         expect(policy.match(/script-src[^;]*/)?.[0] ?? '', pathname).not.toContain("'unsafe-inline'");
-        if (!pathname.startsWith('/docs/') || pathname === '/docs/errors/')
-          expect(policy, pathname).not.toContain('script-src');
+        // The Redoc pages run scripts; the others are plain pages.
+        const redoc = pathname === '/docs/' || pathname === '/docs/sandbox/';
+        if (!redoc) expect(policy, pathname).not.toContain('script-src');
         await expect.poll(() => page.title(), { message: pathname }).toBe(ready);
-        if (pathname.startsWith('/docs/') && pathname !== '/docs/errors/') {
+        if (redoc) {
           // Rendered by its script; its search index (built in a worker as the page loads) has had time to start.
           const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
           await expect.poll(() => sidebar.count(), { message: pathname }).toBeGreaterThan(3);

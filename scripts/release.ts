@@ -1,0 +1,56 @@
+/**
+ * The second half of `npm run release:version`, after `changeset version` has bumped the
+ * packages and written their CHANGELOG.md from the change files (RELEASING.md):
+ *
+ * 1. the descriptions' info.version follows the contract package's new version, and
+ *    generated/ is rebuilt;
+ * 2. the contract's CHANGELOG.md gets the description's changes since the last release in
+ *    words, under the new version (the docs site shows the same on its changelog page);
+ * 3. the release is kept: releases/contract/<version> the description and sandbox API as
+ *    released (what the compatibility gate compares the next changes with), and
+ *    releases/client/<version> the client's Pact contract (verified against every later
+ *    server, for as long as that client release is supported).
+ */
+import { execFileSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { changelogBetween, contractVersion, RELEASES, ROOT, releases } from './compat/releases.ts';
+
+const version = contractVersion();
+const last = releases('contract').at(-1);
+
+for (const file of ['openapi/openapi.yaml', 'openapi/sandbox.yaml']) {
+  const full = path.join(ROOT, file);
+  writeFileSync(full, readFileSync(full, 'utf8').replace(/^(info:\n(?:\s+.*\n)*?\s+version:\s*)\S+/m, `$1${version}`));
+}
+execFileSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts'], { cwd: ROOT, stdio: 'inherit' });
+
+const contractDir = path.join(RELEASES, 'contract', version);
+if (!existsSync(contractDir)) {
+  if (last) {
+    const changelog = path.join(ROOT, 'generated/CHANGELOG.md');
+    const words = `### Description changes since ${last}\n\n${changelogBetween(last, 'current').text.replace(/^### /gm, '#### ')}\n`;
+    const text = readFileSync(changelog, 'utf8');
+    const heading = `## ${version}\n`;
+    const at = text.indexOf(heading);
+    writeFileSync(
+      changelog,
+      at === -1
+        ? `${text.trimEnd()}\n\n${heading}\n${words}`
+        : `${text.slice(0, at + heading.length)}\n${words}${text.slice(at + heading.length)}`,
+    );
+  }
+  mkdirSync(contractDir, { recursive: true });
+  for (const file of ['openapi.json', 'sandbox.json'])
+    copyFileSync(path.join(ROOT, 'generated', file), path.join(contractDir, file));
+  console.log(`release: kept the contract ${version} in ${path.relative(ROOT, contractDir)}`);
+}
+
+const clientVersion = JSON.parse(readFileSync(path.join(ROOT, 'client/package.json'), 'utf8')).version as string;
+const clientDir = path.join(RELEASES, 'client', clientVersion);
+if (!existsSync(clientDir)) {
+  mkdirSync(clientDir, { recursive: true });
+  for (const file of readdirSync(path.join(ROOT, 'contracts')).filter((f) => f.endsWith('.json')))
+    copyFileSync(path.join(ROOT, 'contracts', file), path.join(clientDir, file));
+  console.log(`release: kept the Pact contract of client ${clientVersion} in ${path.relative(ROOT, clientDir)}`);
+}

@@ -1,0 +1,329 @@
+/**
+ * The contract's evolution (RELEASING.md): the compatibility gate classifies each kind of
+ * description change for each party (a fixture of labelled changes, webhooks with the
+ * receiver's polarity and open sets included), fails a breaking change no change file
+ * acknowledges with a major version, and writes the changes in words; the Pact contract
+ * of every supported client release is verified against the current server, and the
+ * matrix turns red when the server breaks one.
+ */
+import { execFile } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type Change,
+  changelogOf,
+  compareContracts,
+  type Kind,
+  type Party,
+} from '../../scripts/compat/contract-diff.ts';
+import { contractAt, releases } from '../../scripts/compat/releases.ts';
+import { repoRoot } from '../support/description.ts';
+import { editJson, startMutatingProxy } from '../support/mutating-proxy.ts';
+import { paced } from '../support/pace.ts';
+import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
+
+const run = promisify(execFile);
+const released = contractAt(releases('contract').at(-1)!);
+type Contract = typeof released;
+type Doc = Contract['openapi'];
+
+const schemas = (c: Contract): Record<string, Doc> => c.openapi.components.schemas;
+const signature = (c: Contract) => c.openapi.webhooks['checkout_session.completed'].post.parameters[0];
+
+/** Each kind of change, and what it is for each party it concerns (the others see no change). */
+const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partial<Record<Party, Kind>> }> = [
+  {
+    change: 'a response field removed',
+    edit: (c) => {
+      const s = schemas(c).CheckoutSession;
+      delete s.properties.checkoutMethod;
+      s.required = s.required.filter((f: string) => f !== 'checkoutMethod');
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a response field retyped',
+    edit: (c) => {
+      schemas(c).CheckoutSession.properties.testMode = { type: 'string' };
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a required request field added',
+    edit: (c) => {
+      const s = schemas(c).CheckoutSessionCreateRequest;
+      s.properties.channel = { type: 'string' };
+      s.required.push('channel');
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a request pattern narrowed',
+    edit: (c) => {
+      schemas(c).CreditorReference.properties.reference.pattern = '^[0-9A-Z]{1,12}$';
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'an optional request field added',
+    edit: (c) => {
+      schemas(c).CheckoutSessionCreateRequest.properties.channel = { type: 'string' };
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a response field added',
+    edit: (c) => {
+      schemas(c).CheckoutSession.properties.settledAt = { type: 'string' };
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a value added to a closed set in responses (currency)',
+    edit: (c) => {
+      schemas(c).Currency.enum.push('USD');
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a value added to an open set (status)',
+    edit: (c) => {
+      schemas(c).CheckoutSessionStatus.anyOf[0].enum.push('authorised');
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a value added to an open set (error code)',
+    edit: (c) => {
+      schemas(c).KnownErrorCode.enum.push('payment_method_paused');
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a webhook event added (an open set)',
+    edit: (c) => {
+      schemas(c).WebhookEventType.anyOf[0].enum.push('checkout_session.expired');
+    },
+    want: { 'webhook receivers': 'non-breaking' },
+  },
+  {
+    change: 'a required field added to the webhook payload',
+    edit: (c) => {
+      const s = schemas(c).WebhookEvent;
+      s.properties.amount = { type: 'number' };
+      s.required.push('amount');
+    },
+    want: { 'webhook receivers': 'non-breaking' },
+  },
+  {
+    change: 'a field removed from the webhook payload',
+    edit: (c) => {
+      const s = schemas(c).WebhookEvent;
+      delete s.properties.foreignTransactionId;
+      s.required = s.required.filter((f: string) => f !== 'foreignTransactionId');
+    },
+    want: { 'webhook receivers': 'breaking' },
+  },
+  {
+    change: 'a webhook payload field retyped',
+    edit: (c) => {
+      schemas(c).WebhookEvent.properties.createdAt = { type: 'integer' };
+    },
+    want: { 'webhook receivers': 'breaking' },
+  },
+  {
+    change: 'a new signature scheme without v1',
+    edit: (c) => {
+      signature(c).schema = { type: 'string', pattern: '^t=\\d+,v2=[0-9a-f]+$' };
+      signature(c).example = 't=1767225600,v2=ab';
+    },
+    want: { 'webhook receivers': 'breaking' },
+  },
+  {
+    change: 'a further signature version beside v1',
+    edit: (c) => {
+      signature(c).example = `${signature(c).example},v2=${'ab'.repeat(32)}`;
+    },
+    want: {},
+  },
+  {
+    change: 'a sandbox operation removed',
+    edit: (c) => {
+      delete c.sandbox.paths['/sandbox/faults'];
+    },
+    want: { 'sandbox users': 'breaking' },
+  },
+  {
+    change: 'an optional sandbox request field added',
+    edit: (c) => {
+      const op = c.sandbox.paths['/sandbox/organisations'].post;
+      const schema = op.requestBody.content['application/json'].schema;
+      (schema.properties ?? c.sandbox.components.schemas[schema.$ref.split('/').at(-1)].properties).note = {
+        type: 'string',
+      };
+    },
+    want: { 'sandbox users': 'non-breaking' },
+  },
+  {
+    change: 'an operation described in other words',
+    edit: (c) => {
+      c.openapi.paths['/api/token'].post.description += ' Reuse the token until it expires.';
+    },
+    want: { 'API clients': 'annotation' },
+  },
+];
+
+const ORDER: Kind[] = ['annotation', 'deprecated', 'non-breaking', 'breaking'];
+/** The most serious kind of change per party. */
+function worst(changes: Change[]): Partial<Record<Party, Kind>> {
+  const out: Partial<Record<Party, Kind>> = {};
+  for (const c of changes)
+    if (!out[c.party] || ORDER.indexOf(c.kind) > ORDER.indexOf(out[c.party]!)) out[c.party] = c.kind;
+  return out;
+}
+
+describe('the compatibility gate classifies each change for each party', () => {
+  it.each(fixture)('$change', ({ edit, want }) => {
+    const after = structuredClone(released);
+    edit(after);
+    expect(worst(compareContracts(released, after))).toEqual(want);
+  });
+
+  it('sees no change between the last release and itself', () => {
+    expect(compareContracts(released, structuredClone(released))).toEqual([]);
+  });
+
+  it('writes the changes in words, breaking first, each with its party and operation', () => {
+    const after = structuredClone(released);
+    fixture.find((f) => f.change === 'a field removed from the webhook payload')!.edit(after);
+    fixture.find((f) => f.change === 'an optional request field added')!.edit(after);
+    const text = changelogOf(compareContracts(released, after));
+    expect(text).toMatch(
+      /^### Breaking\n\n(- webhook receivers: `webhook checkout_session.completed`: removed .*`foreignTransactionId` in the payload\n)+/,
+    );
+    expect(text).toMatch(
+      /### Added and changed\n\n- API clients: `POST \/api\/checkout-sessions`: added property `channel`/,
+    );
+  });
+});
+
+describe('the gate as npm test runs it (scripts/compat.ts check)', () => {
+  /** A scratch tree with the release and the working tree's contract, as the gate reads them. */
+  function scratch(edit?: (c: Contract) => void, changeFile?: string): string {
+    const dir = mkdtempSync(path.join(tmpdir(), 'compat-'));
+    cpSync(path.join(repoRoot, 'releases'), path.join(dir, 'releases'), { recursive: true });
+    cpSync(path.join(repoRoot, 'openapi'), path.join(dir, 'openapi'), { recursive: true });
+    mkdirSync(path.join(dir, 'generated'));
+    cpSync(path.join(repoRoot, 'generated/package.json'), path.join(dir, 'generated/package.json'));
+    const current = structuredClone(released);
+    edit?.(current);
+    writeFileSync(path.join(dir, 'generated/openapi.json'), JSON.stringify(current.openapi));
+    writeFileSync(path.join(dir, 'generated/sandbox.json'), JSON.stringify(current.sandbox));
+    mkdirSync(path.join(dir, '.changeset'));
+    if (changeFile) writeFileSync(path.join(dir, '.changeset/breaking-change.md'), changeFile);
+    return dir;
+  }
+  const gate = (root: string) =>
+    run(process.execPath, ['--import', 'tsx', 'scripts/compat.ts', 'check', '--root', root], { cwd: repoRoot }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+  const removeField = fixture.find((f) => f.change === 'a response field removed')!.edit;
+
+  it(
+    'fails a breaking change no change file acknowledges, and passes it with a major version of the contract',
+    async () => {
+      const refused = await gate(scratch(removeField));
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(/API clients\s+breaking\s+GET \/api\/checkout-sessions\/\{id\}/);
+      expect(refused.stderr).toMatch(
+        /break API clients, and no change file makes a major version of @payment-service\/contract/,
+      );
+      const minor = await gate(scratch(removeField, "---\n'@payment-service/contract': minor\n---\n\nchecked.\n"));
+      expect(minor.code).toBe(1);
+      const major = await gate(
+        scratch(
+          removeField,
+          "---\n'@payment-service/contract': major\n---\n\ncheckoutMethod is no longer read back.\n",
+        ),
+      );
+      expect(major.code, major.stderr).toBe(0);
+      expect(major.stdout).toMatch(/acknowledged by \.changeset\/breaking-change\.md \(major\)/);
+    },
+    paced(60_000),
+  );
+
+  it(
+    'passes what breaks nobody, and holds info.version to the contract package’s version',
+    async () => {
+      const fine = await gate(scratch(fixture.find((f) => f.change === 'a response field added')!.edit));
+      expect(fine.code, fine.stderr).toBe(0);
+      const dir = scratch();
+      const file = path.join(dir, 'openapi/openapi.yaml');
+      writeFileSync(file, readFileSync(file, 'utf8').replace(/^( {2}version: )\S+/m, '$19.9.9'));
+      const drifted = await gate(dir);
+      expect(drifted.code).toBe(1);
+      expect(drifted.stderr).toMatch(
+        /openapi\/openapi\.yaml: info\.version is 9\.9\.9, but @payment-service\/contract is/,
+      );
+    },
+    paced(60_000),
+  );
+});
+
+describe('old clients against the new server (npm run compat:matrix)', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+  const matrix = (baseUrl: string) =>
+    run(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/compat.ts', 'matrix', '--base-url', baseUrl, '--sandbox-token', SANDBOX_TOKEN],
+      { cwd: repoRoot },
+    ).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+
+  it(
+    'verifies every supported client release’s contract against the current server: can deploy',
+    async () => {
+      const green = await matrix(t.url);
+      expect(green.code, `${green.stdout}\n${green.stderr}`).toBe(0);
+      for (const version of releases('client'))
+        expect(green.stdout).toMatch(
+          new RegExp(`^${version.replace(/\./g, '\\.')}\\s+releases/client/.*verified \\(\\d+ interactions\\)$`, 'm'),
+        );
+      expect(green.stdout).toMatch(/can deploy: yes/);
+    },
+    paced(120_000),
+  );
+
+  it(
+    'turns red when the server breaks what a released client relies on (the token renamed access_token)',
+    async () => {
+      const proxy = await startMutatingProxy(t.url, {
+        response: (m, r) =>
+          m.url === '/api/token' && r.status === 200
+            ? editJson(r, ({ accessToken, ...rest }) => ({ ...rest, access_token: accessToken }))
+            : r,
+      });
+      try {
+        const red = await matrix(proxy.url);
+        expect(red.code, red.stdout).toBe(1);
+        expect(red.stdout).toMatch(/^0\.1\.0\s+\S+\s+\S+\s+FAILED/m);
+        expect(red.stdout).toMatch(/can deploy: no/);
+      } finally {
+        await proxy.close();
+      }
+    },
+    paced(120_000),
+  );
+});
