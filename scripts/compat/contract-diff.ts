@@ -129,9 +129,11 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
   const out: Change[] = [];
   for (const diff of diffs) {
     if (diff.path[0] !== 'paths') continue;
-    let kind: Kind = diff.type === 'unclassified' ? 'breaking' : diff.type;
+    // An example is documentation, whatever it shows.
+    const example = diff.path.some((key) => key === 'example' || key === 'examples');
+    let kind: Kind = example ? 'annotation' : diff.type === 'unclassified' ? 'breaking' : diff.type;
     let why: string | undefined =
-      diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;
+      !example && diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;
     if (kind !== 'breaking' && retyped(diff)) {
       kind = 'breaking';
       why = 'retyped: what was read or sent as the old type no longer is';

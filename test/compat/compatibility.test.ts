@@ -168,6 +168,13 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     want: { 'sandbox users': 'non-breaking' },
   },
   {
+    change: 'an example changed',
+    edit: (c) => {
+      schemas(c).CheckoutSession.examples[0].checkoutMethod = 'card';
+    },
+    want: { 'API clients': 'annotation' },
+  },
+  {
     change: 'an operation described in other words',
     edit: (c) => {
       c.openapi.paths['/api/token'].post.description += ' Reuse the token until it expires.';
