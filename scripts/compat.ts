@@ -16,6 +16,7 @@ import { breaking, compareContracts, PARTIES } from './compat/contract-diff.ts';
 import {
   changelogBetween,
   CONTRACT_PACKAGE,
+  infoVersion,
   contractAt,
   contractVersion,
   pactsOf,
@@ -54,7 +55,7 @@ function table(rows: string[][]): string {
 function versionsAgree(): string[] {
   const version = contractVersion(root);
   return ['openapi/openapi.yaml', 'openapi/sandbox.yaml'].flatMap((file) => {
-    const found = /^info:\n(?:\s+.*\n)*?\s+version:\s*(\S+)/m.exec(readFileSync(path.join(root, file), 'utf8'))?.[1];
+    const found = infoVersion(path.join(root, file));
     return found === version ? [] : [`${file}: info.version is ${found}, but ${CONTRACT_PACKAGE} is ${version}`];
   });
 }
@@ -79,14 +80,22 @@ function check(): number {
     );
   const problems = versionsAgree();
   const broken = breaking(changes);
+  const files = pendingChanges(root);
   if (broken.length > 0) {
     const parties = PARTIES.filter((p) => broken.some((c) => c.party === p)).join(', ');
-    const major = pendingChanges(root).filter((c) => c.bumps[CONTRACT_PACKAGE] === 'major');
+    const major = files.filter((c) => c.bumps[CONTRACT_PACKAGE] === 'major');
     if (major.length === 0)
       problems.push(
         `${broken.length} change(s) break ${parties}, and no change file makes a major version of ${CONTRACT_PACKAGE}: run \`npx changeset\`, choose major for it and say what breaks for whom (RELEASING.md).`,
       );
     else console.log(`breaking for ${parties}: acknowledged by ${major.map((c) => c.file).join(', ')} (major).`);
+  } else if (counted.length > 0) {
+    // Every change users will notice is told in a change file, so that the release says it.
+    const told = files.filter((c) => c.bumps[CONTRACT_PACKAGE] !== undefined);
+    if (told.length === 0)
+      problems.push(
+        `${counted.length} change(s) since ${last}, and no change file names ${CONTRACT_PACKAGE}: run \`npx changeset\` (minor: they break nobody) and say what changed.`,
+      );
   }
   for (const problem of problems) console.error(`compat: ${problem}`);
   return problems.length > 0 ? 1 : 0;

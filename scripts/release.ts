@@ -14,30 +14,34 @@
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { changelogBetween, contractVersion, RELEASES, ROOT, releases } from './compat/releases.ts';
+import { breaking } from './compat/contract-diff.ts';
+import { changelogBetween, contractVersion, RELEASES, ROOT, releases, setInfoVersion } from './compat/releases.ts';
 
 const version = contractVersion();
 const last = releases('contract').at(-1);
 
-for (const file of ['openapi/openapi.yaml', 'openapi/sandbox.yaml']) {
-  const full = path.join(ROOT, file);
-  writeFileSync(full, readFileSync(full, 'utf8').replace(/^(info:\n(?:\s+.*\n)*?\s+version:\s*)\S+/m, `$1${version}`));
-}
+for (const file of ['openapi/openapi.yaml', 'openapi/sandbox.yaml']) setInfoVersion(path.join(ROOT, file), version);
 execFileSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts'], { cwd: ROOT, stdio: 'inherit' });
 
 const contractDir = path.join(RELEASES, 'contract', version);
 if (!existsSync(contractDir)) {
   if (last) {
+    const { changes, text: words } = changelogBetween(last, 'current');
+    // The gate holds breaking changes to a major version; a release must not slip one into a minor.
+    if (breaking(changes).length > 0 && Number(version.split('.')[0]) <= Number(last.split('.')[0]))
+      throw new Error(
+        `release: the description breaks someone since ${last}, but the contract's new version is ${version}: a major version is needed (RELEASING.md).`,
+      );
     const changelog = path.join(ROOT, 'generated/CHANGELOG.md');
-    const words = `### Description changes since ${last}\n\n${changelogBetween(last, 'current').text.replace(/^### /gm, '#### ')}\n`;
+    const section = `### Description changes since ${last}\n\n${words.replace(/^### /gm, '#### ')}\n`;
     const text = readFileSync(changelog, 'utf8');
-    const heading = `## ${version}\n`;
-    const at = text.indexOf(heading);
+    const heading = new RegExp(`^## ${version.replace(/\./g, '\\.')}\\n`, 'm').exec(text);
+    const title = /^# .*\n/.exec(text);
+    // Under the version's heading, which changeset version wrote; else a heading of its own, newest first.
+    const at = heading ? heading.index + heading[0].length : (title?.[0].length ?? 0);
     writeFileSync(
       changelog,
-      at === -1
-        ? `${text.trimEnd()}\n\n${heading}\n${words}`
-        : `${text.slice(0, at + heading.length)}\n${words}${text.slice(at + heading.length)}`,
+      `${text.slice(0, at)}${heading ? '\n' : `\n## ${version}\n\n`}${section}${text.slice(at)}`,
     );
   }
   mkdirSync(contractDir, { recursive: true });

@@ -13,7 +13,9 @@
  *   safe for every party; one added to a closed set is what api-smart-diff says it is.
  * - Parties: the public API's operations concern API clients, its webhooks merchants'
  *   receivers, the sandbox API its users. Changes inside `components` are judged where
- *   they are used, not twice.
+ *   they are used, not twice; the security schemes, used by name, are compared apart.
+ * - What a request must present (security), a closed body, a value that may now be null in
+ *   what a party reads: breaking, whatever the library says.
  */
 import { apiCompare } from 'api-smart-diff';
 
@@ -85,7 +87,14 @@ function at(doc: Json, path: readonly (string | number)[]): Json {
     );
   };
   let value = resolve(doc);
-  for (const key of path) value = resolve(value?.[key]);
+  for (let i = 0; i < path.length; i++) {
+    // The library wraps a reference with siblings in `allOf`: a wrapper the document lacks is stepped over.
+    if (path[i] === 'allOf' && value?.allOf === undefined && typeof path[i + 1] === 'number') {
+      i += 1;
+      continue;
+    }
+    value = resolve(value?.[path[i]!]);
+  }
   return value;
 }
 
@@ -97,23 +106,70 @@ const catchAll = (schema: Json) =>
   schema.pattern === undefined &&
   schema.format === undefined;
 
-/**
- * Whether the diff adds or changes a value of an enum that sits beside a catch-all string:
- * an open set. The enum may be wrapped (`allOf: [$ref]`) inside its `anyOf` member.
- */
-function inOpenSet(doc: Json, path: readonly (string | number)[]): boolean {
-  let k = path.lastIndexOf('enum') - 2;
-  while (k >= 0 && path[k] === 'allOf') k -= 2;
-  if (k < 0 || path[k] !== 'anyOf') return false;
-  const anyOf = at(doc, path.slice(0, k + 1));
-  return Array.isArray(anyOf) && anyOf.some(catchAll);
+/** The enum of a schema, or of the schemas it is made of (`allOf`), references followed. */
+function enumIn(doc: Json, schema: Json): unknown[] | undefined {
+  if (Array.isArray(schema?.enum)) return schema.enum;
+  for (const part of schema?.allOf ?? []) {
+    const found = enumIn(doc, typeof part?.$ref === 'string' ? at(doc, part.$ref.slice(2).split('/')) : part);
+    if (found) return found;
+  }
+  return undefined;
 }
 
-/** A value's type replaced by one that does not include it: whoever reads or sends the old type breaks. */
-const retyped = (diff: { action: string; path: readonly (string | number)[]; before?: unknown; after?: unknown }) =>
-  diff.action === 'replace' &&
-  diff.path.at(-1) === 'type' &&
-  !(Array.isArray(diff.after) ? diff.after : [diff.after]).includes(diff.before);
+/**
+ * A change to an enum, judged by what each party may meet: a member gone (removed, or
+ * renamed) breaks whoever sends it or reads it; a member added breaks a reader, unless the
+ * set is open (a known enum beside any string: Versioning 4), and never a sender.
+ */
+function enumVerdict(
+  before: Json,
+  after: Json,
+  path: readonly (string | number)[],
+): { kind: Kind; why: string } | undefined {
+  const enumAt = path.lastIndexOf('enum');
+  if (enumAt < 0) return undefined;
+  const owner = path.slice(0, enumAt);
+  const [was, is] = [enumIn(before, at(before, owner)), enumIn(after, at(after, owner))];
+  if (!Array.isArray(was) || !Array.isArray(is)) return undefined;
+  if (!was.every((value) => is.includes(value)))
+    return { kind: 'breaking', why: 'a value of the set is gone (removed or renamed)' };
+  if (inRequest(path)) return { kind: 'non-breaking', why: 'a request may send one more value' };
+  let k = enumAt - 2;
+  while (k >= 0 && path[k] === 'allOf') k -= 2;
+  const anyOf = k >= 0 && path[k] === 'anyOf' ? at(after, path.slice(0, k + 1)) : undefined;
+  return Array.isArray(anyOf) && anyOf.some(catchAll)
+    ? {
+        kind: 'non-breaking',
+        why: 'a new member of an open set (Versioning 4: clients ignore or safely handle unknown ones)',
+      }
+    : { kind: 'breaking', why: 'a value a reader has never met, in a closed set' };
+}
+
+/** Whether a diff path is in what a client sends (a request) rather than what it reads. */
+const inRequest = (path: readonly (string | number)[]) => path.includes('requestBody') || path.includes('parameters');
+
+const types = (value: unknown): unknown[] => (Array.isArray(value) ? value : [value]);
+
+/**
+ * A value's types changed so that a party no longer fits: in a request every type sent
+ * before must still be taken; in an answer every type read now must have been read before
+ * (a field that may now be null breaks a reader).
+ */
+function typeVerdict(diff: {
+  path: readonly (string | number)[];
+  before?: unknown;
+  after?: unknown;
+}): { kind: Kind; why: string } | undefined {
+  if (diff.path.at(-1) !== 'type' || diff.before === undefined || diff.after === undefined) return undefined;
+  const [was, is] = [types(diff.before), types(diff.after)];
+  const fits = inRequest(diff.path) ? was.every((t) => is.includes(t)) : is.every((t) => was.includes(t));
+  return fits
+    ? {
+        kind: 'non-breaking',
+        why: inRequest(diff.path) ? 'a request may send one more type' : 'a reader meets no new type',
+      }
+    : { kind: 'breaking', why: 'retyped: a value sent before is refused, or one read now was never read before' };
+}
 
 /** `GET /api/x` or `webhook name` for a diff path under `paths`. */
 function whereOf(path: readonly (string | number)[], party: Party): string {
@@ -134,13 +190,30 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
     let kind: Kind = example ? 'annotation' : diff.type === 'unclassified' ? 'breaking' : diff.type;
     let why: string | undefined =
       !example && diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;
-    if (kind !== 'breaking' && retyped(diff)) {
+    const verdict = example ? undefined : (typeVerdict(diff) ?? enumVerdict(before, after, diff.path));
+    if (verdict) ({ kind, why } = verdict);
+    if (
+      kind !== 'breaking' &&
+      inRequest(diff.path) &&
+      diff.path.at(-1) === 'additionalProperties' &&
+      diff.after === false
+    ) {
       kind = 'breaking';
-      why = 'retyped: what was read or sent as the old type no longer is';
+      why = 'a request with fields of its own, taken before, is now refused';
     }
-    if (kind === 'breaking' && (diff.action === 'add' || diff.action === 'replace') && inOpenSet(after, diff.path)) {
-      kind = 'non-breaking';
-      why = 'a new member of an open set (Versioning 4: clients ignore or safely handle unknown ones)';
+    if (kind !== 'breaking' && diff.path.includes('security')) {
+      kind = 'breaking';
+      why = 'what a request must present to be let in changed';
+    }
+    if (
+      party === 'webhook receivers' &&
+      kind !== 'breaking' &&
+      kind !== 'annotation' &&
+      closedPayload(before, diff.path)
+    ) {
+      kind = 'breaking';
+      why =
+        'a closed body (additionalProperties: false), such as the legacy two-field one kept unchanged (Versioning 3)';
     }
     const description = diff.description ?? `${diff.action} ${diff.path.join('/')}`;
     out.push({
@@ -160,6 +233,80 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
     });
   }
   return out;
+}
+
+/** The payload schema of a webhook as an operation (`webhooksAsOperations`) closes the body to other fields. */
+function closedPayload(doc: Json, path: readonly (string | number)[]): boolean {
+  const content = ['paths', path[1]!, 'post', 'responses', '200', 'content'];
+  return Object.keys(at(doc, content) ?? {}).some(
+    (media) => at(doc, [...content, media, 'schema'])?.additionalProperties === false,
+  );
+}
+
+/** A value without its words (descriptions, titles, examples): what it requires, not how it is told. */
+function withoutWords(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withoutWords);
+  if (!value || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([key]) => !['description', 'summary', 'title', 'example', 'examples'].includes(key))
+      .map(([key, inner]) => [key, withoutWords(inner)]),
+  );
+}
+const sameRule = (a: Json, b: Json) =>
+  JSON.stringify(withoutWords(a ?? null)) === JSON.stringify(withoutWords(b ?? null));
+
+/** What a request must present: the security schemes, and what every operation asks of them. */
+function securityChanges(before: Json, after: Json, party: Party): Change[] {
+  const why = 'what a request must present to be let in changed';
+  const out: Change[] = [];
+  if (!sameRule(before.components?.securitySchemes, after.components?.securitySchemes))
+    out.push({
+      party,
+      kind: 'breaking',
+      action: 'replace',
+      where: 'security schemes',
+      description: '[Changed] the security schemes',
+      path: 'components/securitySchemes',
+      why,
+    });
+  if (!sameRule(before.security, after.security))
+    out.push({
+      party,
+      kind: 'breaking',
+      action: 'replace',
+      where: 'every operation',
+      description: '[Changed] the security every operation asks for',
+      path: 'security',
+      why,
+    });
+  return out;
+}
+
+/**
+ * What the service expects of a receiver's answer, and how it delivers (the webhook's
+ * responses, its security, its delivery rules, whether a body comes): the receiver's side of
+ * the exchange, with the polarity of a request the receiver must answer. Any change to it
+ * is taken as breaking receivers.
+ */
+function answerChanges(before: Json, after: Json): Change[] {
+  const rules = (op: Json) => ({
+    responses: op?.responses,
+    security: op?.security,
+    delivery: op?.['x-delivery'],
+    bodyRequired: op?.requestBody?.required,
+  });
+  return Object.entries<Json>(before.webhooks ?? {})
+    .filter(([name, item]) => after.webhooks?.[name] && !sameRule(rules(item.post), rules(after.webhooks[name].post)))
+    .map(([name]) => ({
+      party: 'webhook receivers' as const,
+      kind: 'breaking' as const,
+      action: 'replace' as const,
+      where: `webhook ${name}`,
+      description: '[Changed] what the service expects of the receiver’s answer, or how it delivers',
+      path: 'responses',
+      why: 'the receiver answers, and the service judges the answer: its side of the exchange changed',
+    }));
 }
 
 /** A signed webhook whose signature header no longer admits `t=...,v1=...`: receivers verify v1. */
@@ -190,9 +337,12 @@ function signatureChanges(before: Json, after: Json): Change[] {
 /** Every change from `before` to `after`, with the party it concerns and whether it breaks it. */
 export function compareContracts(before: Contract, after: Contract): Change[] {
   return [
+    ...securityChanges(before.openapi, after.openapi, 'API clients'),
     ...changesOf(before.openapi, after.openapi, 'API clients'),
     ...changesOf(webhooksAsOperations(before.openapi), webhooksAsOperations(after.openapi), 'webhook receivers'),
     ...signatureChanges(before.openapi, after.openapi),
+    ...answerChanges(before.openapi, after.openapi),
+    ...securityChanges(before.sandbox, after.sandbox, 'sandbox users'),
     ...changesOf(before.sandbox, after.sandbox, 'sandbox users'),
   ];
 }

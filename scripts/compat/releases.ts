@@ -4,9 +4,10 @@
  * its consumer tests wrote; the newest contract release is what the compatibility gate
  * compares the working tree with. And the change files (.changeset/) not yet released.
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import { type Change, type Contract, changelogOf, compareContracts } from './contract-diff.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
@@ -61,13 +62,27 @@ export function pendingChanges(root = ROOT): ChangeFile[] {
   return readdirSync(dir)
     .filter((f) => f.endsWith('.md') && f !== 'README.md')
     .map((f) => {
-      const text = readFileSync(path.join(dir, f), 'utf8');
+      const text = readFileSync(path.join(dir, f), 'utf8').replace(/\r\n/g, '\n');
       const [, front = '', summary = ''] = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text) ?? [];
       const bumps = Object.fromEntries(
         [...front.matchAll(/^\s*["']?([^"':]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)].map((m) => [m[1]!, m[2]!]),
       ) as ChangeFile['bumps'];
       return { file: path.join('.changeset', f), bumps, summary: summary.trim() };
     });
+}
+
+/** A description's info.version, as YAML reads it. */
+export function infoVersion(file: string): string | undefined {
+  const version = (parseYaml(readFileSync(file, 'utf8')) as { info?: { version?: unknown } })?.info?.version;
+  return version === undefined ? undefined : String(version);
+}
+
+/** Sets a description's info.version in place, leaving every other line as it was. */
+export function setInfoVersion(file: string, version: string): void {
+  const text = readFileSync(file, 'utf8');
+  const next = text.replace(/^(info:\n(?:[ \t]+.*\n)*?[ \t]+version:[ \t]*)(["']?)[^"'\s]+\2/m, `$1$2${version}$2`);
+  if (infoVersion(file) !== version && next === text) throw new Error(`${file}: no info.version line to set`);
+  writeFileSync(file, next);
 }
 
 /** The contract package's version, which the descriptions' info.version follows. */

@@ -96,6 +96,58 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     want: { 'API clients': 'non-breaking' },
   },
   {
+    change: 'a member of an open set renamed (completed becomes succeeded)',
+    edit: (c) => {
+      const known: string[] = schemas(c).CheckoutSessionStatus.anyOf[0].enum;
+      known[known.indexOf('completed')] = 'succeeded';
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a response field that may now be null',
+    edit: (c) => {
+      schemas(c).CheckoutSession.properties.code.type = ['string', 'null'];
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a request value that may now be null (widened)',
+    edit: (c) => {
+      schemas(c).CheckoutSessionCreateRequest.properties.description = { type: ['string', 'null'], maxLength: 255 };
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a value added to a set sent and read back (checkoutMethod)',
+    edit: (c) => {
+      schemas(c).CheckoutMethod.enum.push('wallet');
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a request range narrowed',
+    edit: (c) => {
+      schemas(c).AmountTotal.maximum = 5000;
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'the request body closed to fields of its own',
+    edit: (c) => {
+      schemas(c).CheckoutSessionCreateRequest.additionalProperties = false;
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'the bearer scheme replaced by another',
+    edit: (c) => {
+      const schemes = c.openapi.components.securitySchemes;
+      const name = Object.keys(schemes)[0]!;
+      schemes[name] = { type: 'apiKey', in: 'header', name: 'x-api-key' };
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
     change: 'a value added to an open set (error code)',
     edit: (c) => {
       schemas(c).KnownErrorCode.enum.push('payment_method_paused');
@@ -135,6 +187,22 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     want: { 'webhook receivers': 'breaking' },
   },
   {
+    change: 'a field added to the legacy two-field body (closed, kept unchanged)',
+    edit: (c) => {
+      schemas(c).LegacyWebhookPayload.properties.amount = { type: 'number' };
+    },
+    want: { 'webhook receivers': 'breaking' },
+  },
+  {
+    change: 'what the service takes as an answer narrowed (200 only, no other 2xx)',
+    edit: (c) => {
+      const responses = c.openapi.webhooks['checkout_session.completed'].post.responses;
+      responses['200'] = { description: 'Only 200 counts.' };
+      responses['204'] = { description: 'Not received.' };
+    },
+    want: { 'webhook receivers': 'breaking' },
+  },
+  {
     change: 'a new signature scheme without v1',
     edit: (c) => {
       signature(c).schema = { type: 'string', pattern: '^t=\\d+,v2=[0-9a-f]+$' };
@@ -153,6 +221,16 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     change: 'a sandbox operation removed',
     edit: (c) => {
       delete c.sandbox.paths['/sandbox/faults'];
+    },
+    want: { 'sandbox users': 'breaking' },
+  },
+  {
+    change: 'a field of a sandbox answer removed',
+    edit: (c) => {
+      const answer = c.sandbox.paths['/sandbox/organisations'].post.responses['200'].content['application/json'].schema;
+      const schema = answer.$ref ? c.sandbox.components.schemas[answer.$ref.split('/').at(-1)] : answer;
+      delete schema.properties.webhookSigningSecret;
+      schema.required = (schema.required ?? []).filter((f: string) => f !== 'webhookSigningSecret');
     },
     want: { 'sandbox users': 'breaking' },
   },
@@ -264,10 +342,14 @@ describe('the gate as npm test runs it (scripts/compat.ts check)', () => {
   );
 
   it(
-    'passes what breaks nobody, and holds info.version to the contract package’s version',
+    'passes what breaks nobody once a change file tells it (CRLF or not), and holds info.version to the contract package’s version',
     async () => {
-      const fine = await gate(scratch(fixture.find((f) => f.change === 'a response field added')!.edit));
-      expect(fine.code, fine.stderr).toBe(0);
+      const added = fixture.find((f) => f.change === 'a response field added')!.edit;
+      const untold = await gate(scratch(added));
+      expect(untold.code).toBe(1);
+      expect(untold.stderr).toMatch(/no change file names @payment-service\/contract: run `npx changeset` \(minor/);
+      const told = await gate(scratch(added, "---\r\n'@payment-service/contract': minor\r\n---\r\n\r\nsettledAt.\r\n"));
+      expect(told.code, told.stderr).toBe(0);
       const dir = scratch();
       const file = path.join(dir, 'openapi/openapi.yaml');
       writeFileSync(file, readFileSync(file, 'utf8').replace(/^( {2}version: )\S+/m, '$19.9.9'));
