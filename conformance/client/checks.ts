@@ -8,9 +8,10 @@
 import { randomUUID } from 'node:crypto';
 import { computeSignature, signWebhook } from '@payment-service/client/webhooks';
 import type { Check } from '../check-definition.ts';
+import { AdapterError } from '../adapter.ts';
 import { CheckSkipped } from '../outcome.ts';
 import type { Answer } from './protocol.ts';
-import { type ClientRun, describeAnswer, type Scenario, type Step, sessionBody } from './context.ts';
+import { type ClientRun, describeAnswer, linkBody, type Scenario, type Step, sessionBody } from './context.ts';
 import {
   envelope,
   isCreate,
@@ -30,8 +31,11 @@ const ERRORS = 'Errors';
 const STATES = 'States and transitions';
 const EVENTS = 'Events';
 
-/** Totals the plain traffic always creates with: each at most two decimals, some a binary float cannot hold exactly. */
-const FIXED_TOTALS = [25.5, 10.1, 0.3, 1234.56, 19.99];
+/**
+ * Totals the plain traffic always creates with: each at most two decimals, some a binary
+ * float cannot hold exactly, and the first twice (two payments alike are two payments).
+ */
+const FIXED_TOTALS = [25.5, 25.5, 10.1, 0.3, 1234.56, 19.99];
 
 /** The plain traffic's totals: the fixed ones, and three drawn from the run's seed (1 cent to 10000). */
 export function totalsOf(seed: number): number[] {
@@ -46,6 +50,10 @@ export function totalsOf(seed: number): number[] {
   };
   return [...FIXED_TOTALS, ...Array.from({ length: 3 }, () => (1 + Math.floor(next() * 1_000_000)) / 100)];
 }
+/** How long a paid session may take to read completed on the target (as --settle-timeout's default). */
+const SETTLE_MS = 30_000;
+/** Less than this between tries, on average, is no backoff. */
+const MIN_BACKOFF_MS = 50;
 /** Most attempts a client may make of one create that keeps failing before it is hammering the service. */
 const MOST_ATTEMPTS = 10;
 /** The Retry-After of CLIENT-017's 429, in seconds. */
@@ -66,7 +74,41 @@ function errorReply(r: Recorded, status: number, code: string, param: string | n
   return envelope(`http://${r.headers.host}`, status, code, { param });
 }
 
+/**
+ * A scripted answer given only once the check says so (a client may read a session back
+ * inside its create), then `times` times.
+ */
+function trigger(times = 1): { arm(): void; fire(): boolean } {
+  let armed = false;
+  let left = times;
+  return {
+    arm: () => {
+      armed = true;
+    },
+    fire: () => armed && left-- > 0,
+  };
+}
+
 // ---- what checks read of a scenario ----
+
+/** The access token a token request was given, if it was given one. */
+function issuedToken(r: Recorded): string[] {
+  try {
+    const token = JSON.parse(r.got?.body ?? '').accessToken;
+    return typeof token === 'string' ? [token] : [];
+  } catch {
+    return [];
+  }
+}
+
+/** What the client sent, in the last operation, after the first request the suite answered for. */
+function afterScripted(s: Scenario): Recorded[] {
+  const sent = during(s, last(s));
+  const scripted = sent.findIndex((r) => r.plan !== 'forward');
+  return scripted === -1 ? [] : sent.slice(scripted + 1);
+}
+
+const bearerOf = (r: Recorded) => /^Bearer (\S+)$/.exec(r.headers.authorization ?? '')?.[1] ?? '';
 
 /** The requests the client sent while the driver worked on `step` (operations are asked one at a time). */
 function during(s: Scenario, step: Step): Recorded[] {
@@ -146,23 +188,50 @@ function judgeRepeats(s: Scenario, creates: Recorded[], committed: string | unde
     s.fail(
       `The client reports session ${String(value.id)}, but the target had made ${committed} for the first attempt.`,
     );
+  const answered = repeats.find((r) => r.got?.status === 200);
+  if (!value && answered)
+    s.fail(
+      `The client's retry (request ${answered.seq}) got the session, yet it reports ${describeAnswer(last(s).answer)}.`,
+    );
 }
 
 // ---- the plain traffic, judged by several checks ----
 
 function traffic(run: ClientRun): Promise<Scenario> {
   return run.sharedScenario('traffic', forwardAll, async (s) => {
+    // What the client does is recorded, not judged here: each check judges its own part of it.
     const ids: string[] = [];
     for (const total of totalsOf(run.settings.seed)) {
-      const session = (await s.must(
-        { op: 'createSession', body: sessionBody(total) },
-        `creating a session of ${total}`,
-      )) as { id?: unknown } | undefined;
-      if (typeof session?.id !== 'string') return s.fail('The created session the client gave back has no id.');
-      ids.push(session.id);
+      const id = valueIn(await s.ask({ op: 'createSession', body: sessionBody(total) }))?.id;
+      if (typeof id === 'string') ids.push(id);
     }
-    for (const id of ids) await s.must({ op: 'readSession', sessionId: id }, `reading session ${id} back`);
+    for (const id of ids) await s.ask({ op: 'readSession', sessionId: id });
+    // The rest is what a client may not offer.
+    await optional(async () => {
+      const link = valueIn(await s.ask({ op: 'createLink', body: linkBody() }))?.id;
+      if (typeof link === 'string') await s.ask({ op: 'readLink', linkId: link });
+    });
+    await optional(() => s.ask({ op: 'token' }));
   });
+}
+
+/** Runs an operation a client may not offer: without it, the scenario goes on. */
+async function optional(step: () => Promise<unknown>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    if (!(error instanceof CheckSkipped)) throw error;
+  }
+}
+
+/** The creates the client sent for each createSession of the plain traffic, with the total asked for. */
+function createsByPayment(s: Scenario): Array<{ total: unknown; creates: Recorded[] }> {
+  return s.steps
+    .filter((step) => step.ask.op === 'createSession')
+    .map((step) => ({
+      total: (step.ask as { body: { amount: { total: unknown } } }).body.amount.total,
+      creates: during(s, step).filter(isCreate),
+    }));
 }
 
 export const clientChecks: ClientCheck[] = [
@@ -197,15 +266,7 @@ export const clientChecks: ClientCheck[] = [
     title: 'Every other request carries Authorization: Bearer <token>, with a token the service issued',
     async run(run) {
       const s = await traffic(run);
-      const issued = new Set(
-        s.requests.filter(isToken).flatMap((r) => {
-          try {
-            return [String(JSON.parse(r.got?.body ?? '').accessToken)];
-          } catch {
-            return [];
-          }
-        }),
-      );
+      const issued = new Set(s.requests.filter(isToken).flatMap(issuedToken));
       for (const r of s.requests.filter((x) => !isToken(x))) {
         const match = /^Bearer ([^\s]+)$/.exec(r.headers.authorization ?? '');
         if (!match)
@@ -224,12 +285,16 @@ export const clientChecks: ClientCheck[] = [
     title: 'One token serves every call made within its lifetime',
     async run(run) {
       const s = await traffic(run);
-      const tokens = s.requests.filter(isToken).length;
-      const calls = s.requests.length - tokens;
-      if (tokens !== 1)
+      const tokens = s.requests.filter(isToken);
+      const calls = s.requests.length - tokens.length;
+      if (tokens.length !== 1)
         s.fail(
-          `The client asked for ${tokens} tokens for ${calls} calls made within seconds of each other: a token lasts five minutes.`,
+          `The client asked for ${tokens.length} tokens for ${calls} calls made within seconds of each other: a token lasts five minutes.`,
         );
+      // The token it says it holds, when it offers the token operation, is the one it has used.
+      const held = valueIn(s.steps.find((step) => step.ask.op === 'token')?.answer ?? { unsupported: true });
+      if (held && !issuedToken(tokens[0]!).includes(String(held.accessToken)))
+        s.fail('The token the client gives when asked is not the one it was issued and has been using.');
     },
   },
   {
@@ -237,16 +302,23 @@ export const clientChecks: ClientCheck[] = [
     clauses: ['create.idempotency-key'],
     level: 'should',
     section: IDEM,
-    title: 'Every create carries an Idempotency-Key, a different one for each payment',
+    title: 'Every create carries an Idempotency-Key: one per payment (two alike included), kept on its retries',
     async run(run) {
       const s = await traffic(run);
-      const keys = s.requests.filter(isCreate).map((r) => r.headers['idempotency-key']);
-      const missing = keys.findIndex((k) => !k);
-      if (missing >= 0)
-        s.fail(
-          `Create ${missing + 1} carries no Idempotency-Key ("strongly recommended": its retry may make a second payment).`,
-        );
-      if (new Set(keys).size !== keys.length) s.fail('Two different payments were created under one Idempotency-Key.');
+      const payments = createsByPayment(s);
+      const keys: string[] = [];
+      for (const [i, { creates }] of payments.entries()) {
+        const own = new Set(creates.map((r) => r.headers['idempotency-key']));
+        if (creates.length === 0) continue;
+        if (own.has(undefined) || own.has(''))
+          s.fail(
+            `Create ${i + 1} carries no Idempotency-Key ("strongly recommended": its retry may make a second payment).`,
+          );
+        if (own.size > 1) s.fail(`Create ${i + 1} was sent under more than one Idempotency-Key.`);
+        keys.push([...own][0]!);
+      }
+      // The traffic creates two payments with the same body: a key made from the body would merge them.
+      if (new Set(keys).size !== keys.length) s.fail('Two payments were created under one Idempotency-Key.');
     },
   },
   {
@@ -256,16 +328,16 @@ export const clientChecks: ClientCheck[] = [
     title: 'Amounts go out as JSON numbers in major units, as given, with at most two decimals',
     async run(run) {
       const s = await traffic(run);
-      const creates = s.requests.filter(isCreate);
-      for (const [i, r] of creates.entries()) {
-        const literal = /"total"\s*:\s*(-?[0-9.eE+-]+|"[^"]*")/.exec(r.body)?.[1];
-        const expected = totalsOf(run.settings.seed)[i];
-        if (literal === undefined) return s.fail(`Create ${r.seq} has no amount.total.`);
-        if (literal.startsWith('"'))
-          s.fail(`Create ${r.seq} sends amount.total as the string ${literal}, not a JSON number.`);
-        if (Number(literal) !== expected) s.fail(`Create ${r.seq} sends amount.total ${literal} for ${expected}.`);
-        if (decimals(literal) > 2)
-          s.fail(`Create ${r.seq} sends amount.total as ${literal}: more than two decimal places.`);
+      for (const { total, creates } of createsByPayment(s)) {
+        for (const r of creates) {
+          const literal = /"total"\s*:\s*(-?[0-9.eE+-]+|"[^"]*")/.exec(r.body)?.[1];
+          if (literal === undefined) return s.fail(`Create ${r.seq} has no amount.total.`);
+          if (literal.startsWith('"'))
+            s.fail(`Create ${r.seq} sends amount.total as the string ${literal}, not a JSON number.`);
+          if (Number(literal) !== total) s.fail(`Create ${r.seq} sends amount.total ${literal} for ${total}.`);
+          if (decimals(literal) > 2)
+            s.fail(`Create ${r.seq} sends amount.total as ${literal}: more than two decimal places.`);
+        }
       }
     },
   },
@@ -273,20 +345,26 @@ export const clientChecks: ClientCheck[] = [
     id: 'CLIENT-006',
     clauses: ['auth.expired', 'res.token.reuse'],
     section: AUTH,
-    title: 'After token_expired the client fetches one new token and repeats the request once',
+    title: 'After token_expired the client fetches one new token and repeats the request once, with it',
     async run(run) {
+      const armed = trigger();
       await run.scenario(
-        on(isSessionRead, (n, r) => (n === 1 ? { answer: errorReply(r, 401, 'token_expired') } : undefined)),
+        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'token_expired') } : 'forward'),
         async (s) => {
-          const answer = await s.ask({ op: 'readSession', sessionId: await createdId(s) });
+          const id = await createdId(s);
+          armed.arm();
+          const answer = await s.ask({ op: 'readSession', sessionId: id });
           expectAnswered(s, answer, 'A read answered token_expired');
-          const sent = during(s, last(s));
-          const reads = sent.filter(isSessionRead).length;
-          const tokens = sent.filter(isToken).length;
-          if (tokens !== 1 || reads !== 2)
+          const after = afterScripted(s);
+          const reads = after.filter(isSessionRead);
+          const tokens = after.filter(isToken);
+          if (tokens.length !== 1 || reads.length !== 1)
             s.fail(
-              `After token_expired the client sent ${tokens} token request(s) and the read ${reads} time(s) in all; the document: one new token, the request repeated once.`,
+              `After token_expired the client asked for ${tokens.length} new token(s) and sent the read ${reads.length} more time(s); the document: one new token, the request repeated once.`,
             );
+          const renewed = issuedToken(tokens[0]!);
+          if (!renewed.includes(bearerOf(reads[0]!)))
+            s.fail('The client repeated the read without the new token it had just been given.');
           if (!valueIn(answer))
             s.fail(`The repeated read succeeded, yet the client reports ${describeAnswer(answer)}.`);
         },
@@ -299,17 +377,20 @@ export const clientChecks: ClientCheck[] = [
     section: AUTH,
     title: 'A repeat that is also answered token_expired is not repeated again: the client reports it',
     async run(run) {
+      const armed = trigger(Number.POSITIVE_INFINITY);
       await run.scenario(
-        on(isSessionRead, (_n, r) => ({ answer: errorReply(r, 401, 'token_expired') })),
+        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'token_expired') } : 'forward'),
         async (s) => {
-          const answer = await s.ask({ op: 'readSession', sessionId: await createdId(s) });
+          const id = await createdId(s);
+          armed.arm();
+          const answer = await s.ask({ op: 'readSession', sessionId: id });
           expectAnswered(s, answer, 'A read answered token_expired every time');
-          const sent = during(s, last(s));
-          const reads = sent.filter(isSessionRead).length;
-          const tokens = sent.filter(isToken).length;
-          if (reads > 2 || tokens > 1)
+          const after = afterScripted(s);
+          const reads = after.filter(isSessionRead).length;
+          const tokens = after.filter(isToken).length;
+          if (reads > 1 || tokens > 1)
             s.fail(
-              `The client sent the read ${reads} times and asked for ${tokens} new tokens: the request is repeated once, not until it works.`,
+              `After token_expired the client sent the read ${reads} more times and asked for ${tokens} new tokens: the request is repeated once, not until it works.`,
             );
           if (errorOf(answer)?.code !== 'token_expired')
             s.fail(`The client reports ${describeAnswer(answer)}, not the token_expired it was answered.`);
@@ -321,19 +402,23 @@ export const clientChecks: ClientCheck[] = [
     id: 'CLIENT-008',
     clauses: ['auth.removed', 'code.unknown-api-key', 'status.401'],
     section: AUTH,
-    title: 'unknown_api_key is reported, not answered with a loop of new tokens',
+    title: 'unknown_api_key is reported as it is: no new token, no repeat',
     async run(run) {
+      const armed = trigger(Number.POSITIVE_INFINITY);
       await run.scenario(
-        on(isSessionRead, (_n, r) => ({ answer: errorReply(r, 401, 'unknown_api_key') })),
+        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'unknown_api_key') } : 'forward'),
         async (s) => {
-          const answer = await s.ask({ op: 'readSession', sessionId: await createdId(s) });
+          const id = await createdId(s);
+          armed.arm();
+          const answer = await s.ask({ op: 'readSession', sessionId: id });
           expectAnswered(s, answer, 'A read answered unknown_api_key');
-          const sent = during(s, last(s));
-          const reads = sent.filter(isSessionRead).length;
-          const tokens = sent.filter(isToken).length;
-          if (reads > 2 || tokens > 1)
+          const after = afterScripted(s);
+          const reads = after.filter(isSessionRead).length;
+          const tokens = after.filter(isToken).length;
+          // "A new token does not help", and a 401 other than token_expired is not retried.
+          if (reads > 0 || tokens > 0)
             s.fail(
-              `After unknown_api_key the client sent the read ${reads} times and asked for ${tokens} new tokens: a new token does not help.`,
+              `After unknown_api_key the client sent the read ${reads} more time(s) and asked for ${tokens} new token(s): a new token does not help.`,
             );
           const error = errorOf(answer);
           if (error?.code !== 'unknown_api_key' || error.retryable)
@@ -443,26 +528,27 @@ export const clientChecks: ClientCheck[] = [
   },
   {
     id: 'CLIENT-012',
-    clauses: ['state.open', 'ver.open-sets', 'svc.read'],
+    clauses: ['state.open', 'ver.open-sets', 'svc.read', 'state.completed'],
     section: STATES,
-    title: 'A status the client has never seen is read without error, and is not taken as paid',
+    title: 'A status the client has never seen is read without error, and only completed is taken as paid',
     async run(run) {
-      const unseen: Script = (r) =>
+      // Each read gives the status the check names now: one the client has never seen, then
+      // every status the document names but completed.
+      let status = 'authorised';
+      const statusNamed: Script = (r) =>
         isSessionRead(r)
           ? {
               rewrite: (reply) => {
                 try {
                   const body = JSON.parse(reply.body);
-                  return reply.status === 200
-                    ? { ...reply, body: JSON.stringify({ ...body, status: 'authorised' }) }
-                    : reply;
+                  return reply.status === 200 ? { ...reply, body: JSON.stringify({ ...body, status }) } : reply;
                 } catch {
                   return reply;
                 }
               },
             }
           : 'forward';
-      await run.scenario(unseen, async (s) => {
+      await run.scenario(statusNamed, async (s) => {
         const id = await createdId(s);
         const read = await s.ask({ op: 'readSession', sessionId: id });
         expectAnswered(s, read, 'A session read with the status "authorised"');
@@ -472,18 +558,21 @@ export const clientChecks: ClientCheck[] = [
           s.fail(
             `The client reports status ${JSON.stringify(valueIn(read)?.status)} for a session read as "authorised".`,
           );
-        let confirmed: Answer;
-        try {
-          confirmed = await s.ask({ op: 'confirmPayment', sessionId: id });
-        } catch (error) {
-          // confirmPayment is an operation a driver may lack: the read alone is judged then.
-          if (error instanceof CheckSkipped) return;
-          throw error;
+        for (status of ['authorised', 'created', 'pending', 'failed', 'expired']) {
+          let confirmed: Answer;
+          try {
+            confirmed = await s.ask({ op: 'confirmPayment', sessionId: id });
+          } catch (error) {
+            // confirmPayment is an operation a driver may lack: the read alone is judged then.
+            if (error instanceof CheckSkipped) return;
+            throw error;
+          }
+          expectAnswered(s, confirmed, `Deciding fulfilment on the status "${status}"`);
+          const value = valueIn(confirmed);
+          if (!value)
+            return s.fail(`Deciding fulfilment on the status "${status}" fails: ${describeAnswer(confirmed)}.`);
+          if (value.paid !== false) s.fail(`The client would fulfil a session whose status is "${status}".`);
         }
-        expectAnswered(s, confirmed, 'Deciding fulfilment on the status "authorised"');
-        const value = valueIn(confirmed);
-        if (!value) return s.fail(`Deciding fulfilment on an unknown status fails: ${describeAnswer(confirmed)}.`);
-        if (value.paid !== false) s.fail('The client would fulfil a session whose status it does not know.');
       });
     },
   },
@@ -506,7 +595,7 @@ export const clientChecks: ClientCheck[] = [
     id: 'CLIENT-016',
     clauses: ['status.500', 'order.500'],
     section: ERRORS,
-    title: 'internal_error is retried with waits that grow, under the same key, and the client stops',
+    title: 'internal_error is retried, waiting between tries, under the same key, and the client stops',
     async run(run) {
       await run.scenario(
         on(isCreate, (_n, r) => ({ answer: errorReply(r, 500, 'internal_error') })),
@@ -514,22 +603,20 @@ export const clientChecks: ClientCheck[] = [
           const answer = await s.ask({ op: 'createSession', body: sessionBody() });
           expectAnswered(s, answer, 'A create answered 500 every time');
           const creates = during(s, last(s)).filter(isCreate);
-          if (creates.length < 2)
+          // Without a key a retry may make a second payment (Idempotency rules 3): not retrying
+          // is then right, and CLIENT-004 judges the missing key.
+          if (creates.length < 2 && creates[0]?.headers['idempotency-key'])
             s.fail('The client did not retry the create answered 500 (the document: retry, with exponential backoff).');
           if (creates.length > MOST_ATTEMPTS)
             s.fail(`The client sent the create ${creates.length} times: it does not stop.`);
           judgeRepeats(s, creates, undefined);
-          const gaps = creates.slice(1).map((r, i) => r.at - creates[i]!.at);
-          if (gaps.some((g) => g < 50)) s.fail(`The client retried without waiting (gaps ${gaps.join(', ')} ms).`);
-          // Jitter may shorten one wait: over three or more waits, the later ones are longer on average.
-          if (gaps.length >= 3) {
-            const half = Math.floor(gaps.length / 2);
-            const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-            if (mean(gaps.slice(-half)) <= mean(gaps.slice(0, half)))
-              s.fail(
-                `The waits between retries do not grow (${gaps.join(', ')} ms): the document asks for exponential backoff.`,
-              );
-          }
+          // Backoff with jitter may draw any wait up to its ceiling, a short one too, so single
+          // waits are not judged; waiting next to nothing in all is hammering, not backing off.
+          const waited = (creates.at(-1)?.at ?? 0) - (creates[0]?.at ?? 0);
+          if (creates.length >= 2 && waited < MIN_BACKOFF_MS * (creates.length - 1))
+            s.fail(
+              `The client sent the create ${creates.length} times within ${waited} ms: it retried without backing off.`,
+            );
           if (valueIn(answer)) s.fail('The client reports success, yet every attempt was answered 500.');
         },
       );
@@ -623,6 +710,11 @@ export const clientChecks: ClientCheck[] = [
             s.fail(
               `${what}: the client reports ${describeAnswer(answer)}; it verifies, as the event checkout_session.completed.`,
             );
+          // The transaction is what a receiver deduplicates on: it must come through as sent.
+          if (genuine && value?.transactionId !== JSON.parse(raw).transactionId)
+            s.fail(
+              `${what}: the client reports transactionId ${JSON.stringify(value?.transactionId)}, not the delivery's.`,
+            );
           if (!genuine && value)
             s.fail(`${what}: the client accepts it (${describeAnswer(answer)}); it must be rejected.`);
         }
@@ -692,13 +784,24 @@ export const clientChecks: ClientCheck[] = [
         const attempt = run.settings.adapter.attempt;
         if (!attempt || !run.settings.adapter.capabilities.includes('attempt')) return;
         const paid = await run.sessionOf(s);
-        const { redirectTo } = await attempt.call(
-          run.settings.adapter,
-          { kind: 'checkout-session', id: paid.id },
-          'card',
-          'succeeded',
-        );
+        let redirectTo: string | null;
+        try {
+          ({ redirectTo } = await attempt.call(
+            run.settings.adapter,
+            { kind: 'checkout-session', id: paid.id },
+            'card',
+            'succeeded',
+          ));
+        } catch (error) {
+          throw new AdapterError(`attempt failed: ${(error as Error).message}`);
+        }
         if (!redirectTo) return;
+        // A target may complete a payment a moment after the payer is sent back: the client is
+        // judged on a session that reads completed, as the suite reads it.
+        const deadline = Date.now() + SETTLE_MS;
+        while ((await run.statusOf(s, paid.id)) !== 'completed')
+          if (Date.now() > deadline) return;
+          else await new Promise((resolve) => setTimeout(resolve, 250));
         const landed = await s.ask({ op: 'confirmRedirect', url: redirectTo });
         expectAnswered(s, landed, 'The payer landing on redirectUrl after paying');
         if (valueIn(landed)?.paid !== true)

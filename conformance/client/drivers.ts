@@ -15,15 +15,13 @@ export type DriverSpec = { command: string } | { module: string | DriverFactory 
 export const OPERATION_TIMEOUT_MS = 90_000;
 /** How long a command has to end once its standard input is closed. */
 const EXIT_GRACE_MS = 5000;
-/** How much of a command's standard error is kept for the report. */
+/** How much of a command's standard error is kept, for the reason of a crash. */
 const STDERR_KEPT = 4000;
 
 export interface DriverSession {
   ask(operation: Ask): Promise<Answer>;
   /** Ends the driver (a command's standard input closed; a module's close()). */
   close(): Promise<void>;
-  /** The end of what a command wrote on standard error, for the report. */
-  stderr(): string;
 }
 
 /** Describes a driver in reports: the command, or the module. */
@@ -67,7 +65,8 @@ export function answerOf(outcome: unknown, line = JSON.stringify(outcome)): Answ
 function commandDriver(command: string, env: DriverEnv): DriverSession {
   let child: ChildProcessWithoutNullStreams;
   try {
-    child = spawn(command, { shell: true, env: { ...process.env, ...env }, stdio: 'pipe' });
+    // A group of its own: the shell's children (`cd x && python3 driver.py`) end with it.
+    child = spawn(command, { shell: true, detached: true, env: { ...process.env, ...env }, stdio: 'pipe' });
   } catch (error) {
     throw new SetupError(`--driver ${command}: cannot start it (${(error as Error).message}).`);
   }
@@ -82,12 +81,20 @@ function commandDriver(command: string, env: DriverEnv): DriverSession {
       resolve({ broken: `${why}${errors ? `; it wrote on standard error: ${errors.slice(-400)}` : ''}` });
     }
   };
-  child.stderr.on('data', (chunk: Buffer) => {
-    errors = (errors + chunk.toString()).slice(-STDERR_KEPT);
+  const kill = () => {
+    try {
+      if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+  };
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+    errors = (errors + chunk).slice(-STDERR_KEPT);
   });
   let partial = '';
-  child.stdout.on('data', (chunk: Buffer) => {
-    const lines = (partial + chunk.toString()).split('\n');
+  // Decoded as a stream, so a character split between two chunks stays whole.
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (partial + chunk).split('\n');
     partial = lines.pop() ?? '';
     for (const line of lines.map((l) => l.trim()).filter(Boolean)) {
       let parsed: unknown;
@@ -124,9 +131,10 @@ function commandDriver(command: string, env: DriverEnv): DriverSession {
       if (ended) return Promise.resolve({ broken: ended });
       const id = nextId++;
       return new Promise<Answer>((resolve) => {
+        // A driver that gives no outcome is ended: a late one would be taken for the next operation's.
         const timer = setTimeout(() => {
-          waiting.delete(id);
-          resolve({ broken: `the driver gave no outcome within ${OPERATION_TIMEOUT_MS / 1000} s` });
+          endAll(`the driver gave no outcome within ${OPERATION_TIMEOUT_MS / 1000} s`);
+          kill();
         }, OPERATION_TIMEOUT_MS);
         waiting.set(id, (answer) => {
           clearTimeout(timer);
@@ -137,11 +145,11 @@ function commandDriver(command: string, env: DriverEnv): DriverSession {
     },
     async close() {
       child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), EXIT_GRACE_MS);
+      const timer = setTimeout(kill, EXIT_GRACE_MS);
       await exited;
       clearTimeout(timer);
+      kill();
     },
-    stderr: () => errors,
   };
 }
 
@@ -169,18 +177,21 @@ async function moduleDriver(module: string | DriverFactory, env: DriverEnv): Pro
   }
   if (typeof driver?.handle !== 'function') throw new SetupError('the driver module gave no handle(operation).');
   let nextId = 1;
+  let ended: string | undefined;
   return {
     async ask(operation) {
+      // After an operation that never ended, its requests could be taken for the next one's.
+      if (ended) return { broken: ended };
       const id = nextId++;
       let timer: NodeJS.Timeout | undefined;
       try {
         return await Promise.race([
           Promise.resolve(driver.handle({ id, ...operation } as Operation)).then((outcome) => answerOf(outcome)),
           new Promise<Answer>((resolve) => {
-            timer = setTimeout(
-              () => resolve({ broken: `the driver gave no outcome within ${OPERATION_TIMEOUT_MS / 1000} s` }),
-              OPERATION_TIMEOUT_MS,
-            );
+            timer = setTimeout(() => {
+              ended = `the driver gave no outcome within ${OPERATION_TIMEOUT_MS / 1000} s`;
+              resolve({ broken: ended });
+            }, OPERATION_TIMEOUT_MS);
           }),
         ]);
       } catch (error) {
@@ -195,6 +206,5 @@ async function moduleDriver(module: string | DriverFactory, env: DriverEnv): Pro
     async close() {
       await driver.close?.();
     },
-    stderr: () => '',
   };
 }

@@ -69,13 +69,15 @@ const describePlan = (plan: Plan) => (typeof plan === 'string' ? plan : Object.k
 export async function startScriptedService(targetUrl: string, script: Script): Promise<ScriptedService> {
   const requests: Recorded[] = [];
   const sockets = new Set<import('node:net').Socket>();
+  // Requests still on their way to the target end with the service.
+  const closing = new AbortController();
   const forward = async (r: Recorded): Promise<Reply> => {
     const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !HOP.has(name)));
     const response = await fetch(`${targetUrl}${r.url}`, {
       method: r.method,
       headers,
       ...(r.method === 'GET' || r.method === 'HEAD' ? {} : { body: r.body }),
-      signal: AbortSignal.timeout(30_000),
+      signal: AbortSignal.any([closing.signal, AbortSignal.timeout(30_000)]),
     });
     const body = await response.text();
     const kept: Record<string, string> = {};
@@ -101,11 +103,16 @@ export async function startScriptedService(targetUrl: string, script: Script): P
         plan: 'forward',
       };
       requests.push(recorded);
+      // Whether the client is still there to be answered: it may give up (its own timeout) at any time.
+      let gone = false;
+      res.once('close', () => {
+        gone = !res.writableFinished;
+      });
       const send = (reply: Reply) => {
-        recorded.got = reply;
-        if (res.destroyed) return;
+        if (gone || res.destroyed) return;
         res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) });
         res.end(reply.body);
+        recorded.got = reply;
       };
       let plan: Plan;
       try {
@@ -124,14 +131,15 @@ export async function startScriptedService(targetUrl: string, script: Script): P
         if ('rewrite' in plan) return send(plan.rewrite(recorded.target));
         // Withheld: the client may give up first (its own timeout), and then gets nothing.
         const target = recorded.target;
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, plan.commitThenHold);
-          res.once('close', () => {
-            clearTimeout(timer);
-            resolve();
+        if (!gone)
+          await new Promise<void>((resolve) => {
+            const timer = setTimeout(resolve, plan.commitThenHold);
+            res.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
           });
-        });
-        if (!res.destroyed && !res.writableEnded) send(target);
+        send(target);
       } catch (error) {
         send({
           status: 502,
@@ -152,6 +160,7 @@ export async function startScriptedService(targetUrl: string, script: Script): P
     requests,
     close: () =>
       new Promise((resolve) => {
+        closing.abort();
         for (const socket of sockets) socket.destroy();
         server.close(() => resolve());
       }),

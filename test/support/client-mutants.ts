@@ -3,7 +3,7 @@
  * each through the SDK's own options or a fetch between it and the service, the way a
  * client written by hand gets it wrong. `caughtBy` names the checks that must fail.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { verifyWebhook } from '../../client/webhooks.ts';
 import type { DriverEnv, DriverFactory, ModuleDriver, Operation } from '../../conformance/client/protocol.ts';
 import { sdkDriver } from '../../conformance/drivers/sdk.ts';
@@ -105,12 +105,67 @@ export const clientMutants: ClientMutant[] = [
   {
     name: 'a new Idempotency-Key for every attempt of a create',
     clause: 'idem.no-key',
-    caughtBy: ['CLIENT-013', 'CLIENT-014', 'CLIENT-015', 'CLIENT-016', 'CLIENT-022'],
+    // CLIENT-015 judges it too when the client's own timeout fires first, which depends on the machine.
+    caughtBy: ['CLIENT-013', 'CLIENT-014', 'CLIENT-016', 'CLIENT-022'],
     driver: throughFetch((next) => (request) => {
       const headers = new Headers(request.headers);
       if (headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID());
       return next(new Request(request, { headers }));
     }),
+  },
+  {
+    name: 'an Idempotency-Key made from the body, so two payments alike share one',
+    clause: 'create.idempotency-key',
+    caughtBy: ['CLIENT-004'],
+    driver: throughFetch((next) => async (request) => {
+      if (!request.headers.has('idempotency-key')) return next(request);
+      const headers = new Headers(request.headers);
+      headers.set(
+        'idempotency-key',
+        createHash('sha256')
+          .update(await request.clone().text())
+          .digest('hex'),
+      );
+      return next(new Request(request, { headers }));
+    }),
+  },
+  {
+    name: 'the request repeated after token_expired with the old token',
+    clause: 'auth.expired',
+    caughtBy: ['CLIENT-006'],
+    driver: throughFetch((next) => {
+      let stale: string | undefined;
+      return async (request) => {
+        const headers = new Headers(request.headers);
+        if (stale && headers.has('authorization')) {
+          headers.set('authorization', stale);
+          stale = undefined;
+        }
+        const response = await next(new Request(request, { headers }));
+        if ((await codeOf(response)) === 'token_expired') stale = request.headers.get('authorization') ?? undefined;
+        return response;
+      };
+    }),
+  },
+  {
+    name: 'pending taken as paid',
+    clause: 'state.completed',
+    caughtBy: ['CLIENT-012'],
+    driver: overriding((operation, driver) =>
+      operation.op === 'confirmPayment'
+        ? Promise.resolve(driver.handle(operation)).then((outcome) =>
+            'ok' in outcome && outcome.ok
+              ? {
+                  ok: true,
+                  value: {
+                    ...(outcome.value as object),
+                    paid: ['completed', 'pending'].includes((outcome.value as { status: string }).status),
+                  },
+                }
+              : outcome,
+          )
+        : undefined,
+    ),
   },
   {
     name: 'a retried create with another body under its key',
