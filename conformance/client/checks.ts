@@ -101,6 +101,30 @@ function issuedToken(r: Recorded): string[] {
   }
 }
 
+/**
+ * A session created through the client, then read back through it with the suite answering
+ * the read `code` (the first `times` reads from then on): gives what the read came to and
+ * what the client sent after the answer.
+ */
+async function readAnswered(
+  run: ClientRun,
+  code: string,
+  times: number,
+  judge: (s: Scenario, answer: Exclude<Answer, { broken: string }>, after: Recorded[]) => void,
+): Promise<void> {
+  const armed = trigger(times);
+  await run.scenario(
+    (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, code) } : 'forward'),
+    async (s) => {
+      const id = await createdId(s);
+      armed.arm();
+      const answer = await s.ask({ op: 'readSession', sessionId: id });
+      expectAnswered(s, answer, `A read answered ${code}`);
+      judge(s, answer, afterScripted(s));
+    },
+  );
+}
+
 /** What the client sent, in the last operation, after the first request the suite answered for. */
 function afterScripted(s: Scenario): Recorded[] {
   const sent = during(s, last(s));
@@ -346,86 +370,54 @@ export const clientChecks: ClientCheck[] = [
     clauses: ['auth.expired', 'res.token.reuse'],
     section: AUTH,
     title: 'After token_expired the client fetches one new token and repeats the request once, with it',
-    async run(run) {
-      const armed = trigger();
-      await run.scenario(
-        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'token_expired') } : 'forward'),
-        async (s) => {
-          const id = await createdId(s);
-          armed.arm();
-          const answer = await s.ask({ op: 'readSession', sessionId: id });
-          expectAnswered(s, answer, 'A read answered token_expired');
-          const after = afterScripted(s);
-          const reads = after.filter(isSessionRead);
-          const tokens = after.filter(isToken);
-          if (tokens.length !== 1 || reads.length !== 1)
-            s.fail(
-              `After token_expired the client asked for ${tokens.length} new token(s) and sent the read ${reads.length} more time(s); the document: one new token, the request repeated once.`,
-            );
-          const renewed = issuedToken(tokens[0]!);
-          if (!renewed.includes(bearerOf(reads[0]!)))
-            s.fail('The client repeated the read without the new token it had just been given.');
-          if (!valueIn(answer))
-            s.fail(`The repeated read succeeded, yet the client reports ${describeAnswer(answer)}.`);
-        },
-      );
-    },
+    run: (run) =>
+      readAnswered(run, 'token_expired', 1, (s, answer, after) => {
+        const reads = after.filter(isSessionRead);
+        const tokens = after.filter(isToken);
+        if (tokens.length !== 1 || reads.length !== 1)
+          s.fail(
+            `After token_expired the client asked for ${tokens.length} new token(s) and sent the read ${reads.length} more time(s); the document: one new token, the request repeated once.`,
+          );
+        if (!issuedToken(tokens[0]!).includes(bearerOf(reads[0]!)))
+          s.fail('The client repeated the read without the new token it had just been given.');
+        if (!valueIn(answer)) s.fail(`The repeated read succeeded, yet the client reports ${describeAnswer(answer)}.`);
+      }),
   },
   {
     id: 'CLIENT-007',
     clauses: ['auth.expired'],
     section: AUTH,
     title: 'A repeat that is also answered token_expired is not repeated again: the client reports it',
-    async run(run) {
-      const armed = trigger(Number.POSITIVE_INFINITY);
-      await run.scenario(
-        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'token_expired') } : 'forward'),
-        async (s) => {
-          const id = await createdId(s);
-          armed.arm();
-          const answer = await s.ask({ op: 'readSession', sessionId: id });
-          expectAnswered(s, answer, 'A read answered token_expired every time');
-          const after = afterScripted(s);
-          const reads = after.filter(isSessionRead).length;
-          const tokens = after.filter(isToken).length;
-          if (reads > 1 || tokens > 1)
-            s.fail(
-              `After token_expired the client sent the read ${reads} more times and asked for ${tokens} new tokens: the request is repeated once, not until it works.`,
-            );
-          if (errorOf(answer)?.code !== 'token_expired')
-            s.fail(`The client reports ${describeAnswer(answer)}, not the token_expired it was answered.`);
-        },
-      );
-    },
+    run: (run) =>
+      readAnswered(run, 'token_expired', Number.POSITIVE_INFINITY, (s, answer, after) => {
+        const reads = after.filter(isSessionRead).length;
+        const tokens = after.filter(isToken).length;
+        if (reads > 1 || tokens > 1)
+          s.fail(
+            `After token_expired the client sent the read ${reads} more times and asked for ${tokens} new tokens: the request is repeated once, not until it works.`,
+          );
+        if (errorOf(answer)?.code !== 'token_expired')
+          s.fail(`The client reports ${describeAnswer(answer)}, not the token_expired it was answered.`);
+      }),
   },
   {
     id: 'CLIENT-008',
     clauses: ['auth.removed', 'code.unknown-api-key', 'status.401'],
     section: AUTH,
     title: 'unknown_api_key is reported as it is: no new token, no repeat',
-    async run(run) {
-      const armed = trigger(Number.POSITIVE_INFINITY);
-      await run.scenario(
-        (r) => (isSessionRead(r) && armed.fire() ? { answer: errorReply(r, 401, 'unknown_api_key') } : 'forward'),
-        async (s) => {
-          const id = await createdId(s);
-          armed.arm();
-          const answer = await s.ask({ op: 'readSession', sessionId: id });
-          expectAnswered(s, answer, 'A read answered unknown_api_key');
-          const after = afterScripted(s);
-          const reads = after.filter(isSessionRead).length;
-          const tokens = after.filter(isToken).length;
-          // "A new token does not help", and a 401 other than token_expired is not retried.
-          if (reads > 0 || tokens > 0)
-            s.fail(
-              `After unknown_api_key the client sent the read ${reads} more time(s) and asked for ${tokens} new token(s): a new token does not help.`,
-            );
-          const error = errorOf(answer);
-          if (error?.code !== 'unknown_api_key' || error.retryable)
-            s.fail(`The client reports ${describeAnswer(answer)}: unknown_api_key, not to be retried, was expected.`);
-        },
-      );
-    },
+    run: (run) =>
+      readAnswered(run, 'unknown_api_key', Number.POSITIVE_INFINITY, (s, answer, after) => {
+        const reads = after.filter(isSessionRead).length;
+        const tokens = after.filter(isToken).length;
+        // "A new token does not help", and a 401 other than token_expired is not retried.
+        if (reads > 0 || tokens > 0)
+          s.fail(
+            `After unknown_api_key the client sent the read ${reads} more time(s) and asked for ${tokens} new token(s): a new token does not help.`,
+          );
+        const error = errorOf(answer);
+        if (error?.code !== 'unknown_api_key' || error.retryable)
+          s.fail(`The client reports ${describeAnswer(answer)}: unknown_api_key, not to be retried, was expected.`);
+      }),
   },
   {
     id: 'CLIENT-009',

@@ -238,15 +238,7 @@ export class ClientRun {
     const base = this.settings.baseUrl;
     // The suite's own requests: what goes wrong with them is no verdict on the client.
     try {
-      const token = (await fetch(`${base}/api/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          clientId: s.org.apiKeys.test.clientId,
-          clientSecret: s.org.apiKeys.test.clientSecret,
-        }),
-      }).then((r) => r.json())) as { accessToken?: string };
-      this.redactor.remember(token.accessToken, '$ACCESS_TOKEN');
+      const token = await this.suiteToken(s);
       const created = await fetch(`${base}/api/checkout-sessions`, {
         method: 'POST',
         headers: {
@@ -265,19 +257,25 @@ export class ClientRun {
     }
   }
 
+  /** A token of the scenario's organisation for the suite's own requests, straight from the target. */
+  private async suiteToken(s: Scenario): Promise<{ accessToken?: string }> {
+    const token = (await fetch(`${this.settings.baseUrl}/api/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        clientId: s.org.apiKeys.test.clientId,
+        clientSecret: s.org.apiKeys.test.clientSecret,
+      }),
+    }).then((r) => r.json())) as { accessToken?: string };
+    this.redactor.remember(token.accessToken, '$ACCESS_TOKEN');
+    return token;
+  }
+
   /** A session's status as the suite reads it itself, straight on the target. */
   async statusOf(s: Scenario, id: string): Promise<unknown> {
     const base = this.settings.baseUrl;
     try {
-      const token = (await fetch(`${base}/api/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          clientId: s.org.apiKeys.test.clientId,
-          clientSecret: s.org.apiKeys.test.clientSecret,
-        }),
-      }).then((r) => r.json())) as { accessToken?: string };
-      this.redactor.remember(token.accessToken, '$ACCESS_TOKEN');
+      const token = await this.suiteToken(s);
       const read = await fetch(`${base}/api/checkout-sessions/${encodeURIComponent(id)}`, {
         headers: { authorization: `Bearer ${token.accessToken}` },
       });
