@@ -214,6 +214,17 @@ export const clientMutants: ClientMutant[] = [
     }),
   },
   {
+    name: 'a request answered token_expired sent again and again until it works',
+    clause: 'auth.expired',
+    caughtBy: ['CLIENT-007'],
+    driver: throughFetch((next) => async (request) => {
+      let response = await next(request.clone());
+      for (let i = 0; i < 3 && (await codeOf(response)) === 'token_expired'; i++)
+        response = await next(request.clone());
+      return response;
+    }),
+  },
+  {
     name: 'unknown_api_key answered with new tokens, again and again',
     clause: 'auth.removed',
     caughtBy: ['CLIENT-008'],
