@@ -79,8 +79,18 @@ describe('docs in a browser', () => {
       for (const tag of doc.tags.map((t: any) => t.name)) {
         await sidebar.getByText(tag, { exact: true }).first().click();
         for (const op of operations.filter((o) => o.tags.includes(tag))) {
-          await sidebar.getByText(op.summary, { exact: true }).first().click();
-          await expect.poll(() => page.url(), { message: op.operationId }).toContain(op.operationId.toLowerCase());
+          // The tag's items may still be opening when first clicked, and Redoc then keeps the
+          // tag's address: click until the page goes to the operation.
+          const item = sidebar.getByText(op.summary, { exact: true }).first();
+          await expect
+            .poll(
+              async () => {
+                await item.click();
+                return page.url();
+              },
+              { message: op.operationId },
+            )
+            .toContain(op.operationId.toLowerCase());
           await expect.poll(() => headingInView(page, op.summary), { message: op.summary }).toBe(true);
         }
       }
