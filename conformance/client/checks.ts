@@ -179,6 +179,13 @@ async function createdId(s: Scenario): Promise<string> {
   return id;
 }
 
+/** The client reports the refusal with its code, as one that trying again unchanged will not mend. */
+function expectReported(s: Scenario, answer: Answer, code: string): void {
+  const error = errorOf(answer);
+  if (error?.code !== code || error.retryable)
+    s.fail(`The client reports ${describeAnswer(answer)} for ${code}: that code, not to be retried, was expected.`);
+}
+
 /** A client that gives no outcome for an operation crashed on it, whatever the operation was about. */
 function expectAnswered(
   s: Scenario,
@@ -456,11 +463,7 @@ export const clientChecks: ClientCheck[] = [
               s.fail(
                 `After ${code} the client sent the request again${after.some(isToken) ? ' with a new token' : ''}: the document says not without a change.`,
               );
-            const error = errorOf(answer);
-            if (error?.code !== code || error.retryable)
-              s.fail(
-                `The client reports ${describeAnswer(answer)} for ${code}: that code, not to be retried, was expected.`,
-              );
+            expectReported(s, answer, code);
           }
         },
       );
@@ -490,11 +493,7 @@ export const clientChecks: ClientCheck[] = [
               s.fail(
                 `The client sent the create ${creates} times after ${code}: it is fixed in the portal, not by retrying.`,
               );
-            const error = errorOf(answer);
-            if (error?.code !== code || error.retryable)
-              s.fail(
-                `The client reports ${describeAnswer(answer)} for ${code}: that code, not to be retried, was expected.`,
-              );
+            expectReported(s, answer, code);
           }
         },
       );
