@@ -45,6 +45,11 @@ export interface Measurement {
   otherCpus: number;
   /** Share (%) of the machine's CPU time the hypervisor gave to other guests during the window; null without /proc. */
   stealPercent: number | null;
+  /**
+   * The measured window on the machine's monotonic clock, in µs (process.hrtime), the clock
+   * V8 stamps a CPU profile's samples with: bench/profile.ts keeps the samples inside it.
+   */
+  windowUs: [number, number];
   samples: string[];
 }
 
@@ -114,6 +119,8 @@ export async function measure(load: Load, target: Target): Promise<Measurement> 
   let warmupMaxMs = 0;
   let failures = 0;
   let lastAnswerAt = 0;
+  let lastAnswerUs = 0;
+  const monotonicUs = () => Number(process.hrtime.bigint() / 1000n);
 
   target.onStart?.();
   const connections = Math.max(1, Math.round(load.connections / target.urls.length));
@@ -143,12 +150,14 @@ export async function measure(load: Load, target: Target): Promise<Measurement> 
       if (measuring) {
         latencies.push(ms);
         lastAnswerAt = performance.now();
+        lastAnswerUs = monotonicUs();
       } else if (ms > warmupMaxMs) warmupMaxMs = ms;
     });
   }
   let before:
     | {
         wall: number;
+        monotonicUs: number;
         server: number | null;
         self: NodeJS.CpuUsage;
         machine: ReturnType<typeof cpuTotals>;
@@ -159,6 +168,7 @@ export async function measure(load: Load, target: Target): Promise<Measurement> 
     measuring = true;
     before = {
       wall: performance.now(),
+      monotonicUs: monotonicUs(),
       server: serversCpuMs(target.pids),
       self: process.cpuUsage(),
       machine: cpuTotals(),
@@ -212,6 +222,7 @@ export async function measure(load: Load, target: Target): Promise<Measurement> 
     serverCpus: serverMs === null ? null : round(serverMs / wallMs, 2),
     otherCpus: round(otherCpus, 2),
     stealPercent: stealPercent === null ? null : round(stealPercent, 1),
+    windowUs: [before.monotonicUs, lastAnswerUs],
   };
   console.log(
     `${Math.round(measurement.reqPerSec)} req/s, p99 ${measurement.p99Ms.toFixed(1)} ms${measurement.failures ? `, ${measurement.failures} FAILED` : ''}`,
