@@ -19,7 +19,6 @@ import { serveApi } from './http/api.ts';
 import { koaApp } from './http/koa-app.ts';
 import { publicApi, sandboxApi } from './http/backends.ts';
 import { pages } from './http/pages.ts';
-import { Responder } from './http/responder.ts';
 import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
@@ -131,11 +130,11 @@ async function compose(
     sandbox: sandboxToken ? await sandboxApi(definitions.sandbox, sandboxToken) : undefined,
   };
 
-  const responder = new Responder();
-  const http = await listen(
-    { port: options.port ?? 4010, host: options.host ?? '127.0.0.1', requestTimeoutMs: options.requestTimeoutMs },
-    responder,
-  );
+  const http = await listen({
+    port: options.port ?? 4010,
+    host: options.host ?? '127.0.0.1',
+    requestTimeoutMs: options.requestTimeoutMs,
+  });
   stops.push(() => http.close());
   // Only once listening: a start that fails (a port in use) must not leave behind a demo
   // organisation whose credentials were never printed.
@@ -165,12 +164,11 @@ async function compose(
   });
   const app = koaApp(
     {
-      api: serveApi(apis.public, services, responder),
-      sandbox: apis.sandbox && serveApi(apis.sandbox, services, responder),
-      pages: pages(services, responder, docs),
+      api: serveApi(apis.public, services),
+      sandbox: apis.sandbox && serveApi(apis.sandbox, services),
+      pages: pages(services, docs),
     },
     log,
-    responder,
     docsUrl,
   );
   http.serve(app.callback(), docsUrl, log);

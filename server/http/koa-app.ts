@@ -1,15 +1,14 @@
 /**
- * The Koa application, its middleware outermost first: request log → error envelope →
- * Host check → raw body → the two APIs by path prefix → the page table → 404.
+ * The Koa application, its middleware outermost first: error envelope → Host check → raw
+ * body → the two APIs by path prefix → the page table → 404. (Each request is named and
+ * logged before Koa sees it: request-log.ts.)
  */
 import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { validationFailed } from '../domain/errors.ts';
 import { errorEnvelope } from '../middleware/error-envelope.ts';
 import { rawBody } from '../middleware/raw-body.ts';
-import { requestLog } from '../middleware/request-log.ts';
 import { ApiError } from './errors.ts';
-import type { Responder } from './responder.ts';
 
 export interface Routes {
   api: (ctx: Koa.Context) => Promise<void>;
@@ -18,10 +17,9 @@ export interface Routes {
   pages: Middleware;
 }
 
-export function koaApp(routes: Routes, log: Logger, responder: Responder, docsUrl: string): Koa {
+export function koaApp(routes: Routes, log: Logger, docsUrl: string): Koa {
   const app = new Koa();
-  app.use(requestLog(log));
-  app.use(errorEnvelope(docsUrl, log, responder));
+  app.use(errorEnvelope(docsUrl, log));
   app.use(function requireHost(ctx, next) {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
     if (ctx.req.headers.host === undefined && ctx.req.httpVersion === '1.1') {

@@ -9,7 +9,8 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from 'pino';
 import { connectionCap, descriptorLimit } from './connections.ts';
 import { ApiError, errorJson } from './errors.ts';
-import { JSON_TYPE, type Responder } from './responder.ts';
+import { requestLine } from './request-log.ts';
+import { JSON_TYPE } from './responder.ts';
 import { SECURITY_HEADER_LINES, secure } from './security.ts';
 
 export interface HttpOptions {
@@ -22,7 +23,7 @@ export interface HttpOptions {
 export interface Listening {
   server: http.Server;
   url: string;
-  /** Starts answering: until then every request is answered 503. */
+  /** Starts answering, each request named and logged (request-log.ts): until then every request is answered 503. */
   serve(listener: http.RequestListener, docsUrl: string, log: Logger): void;
   /**
    * Stops taking connections and requests at once; the requests under way are answered
@@ -52,10 +53,11 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
  */
 const STOP_GRACE_MS = 8000;
 
-export async function listen(options: HttpOptions, responder: Responder): Promise<Listening> {
+export async function listen(options: HttpOptions): Promise<Listening> {
   // The address (and so the public URL the app is composed with) is known only once listening.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
   let docs: string | undefined;
+  let log: Logger | undefined;
   let stopping: Promise<void> | undefined;
   /** The answers under way, whose connections a stop lets finish (and then closes). */
   const underway = new Set<http.ServerResponse>();
@@ -64,13 +66,14 @@ export async function listen(options: HttpOptions, responder: Responder): Promis
     secure(res);
     if (stopping) return refuseStopping(res, docs);
     underway.add(res);
+    const logged = log && requestLine(log, req, res);
     res.once('close', () => {
       underway.delete(res);
+      logged?.();
       // Once a stop began, a keep-alive connection whose answer is done is closed, not reused
       // ('close' comes after Node has detached the answer from its connection).
       if (stopping) server.closeIdleConnections();
     });
-    responder.arrived();
     handle(req, res);
   };
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
@@ -104,14 +107,15 @@ export async function listen(options: HttpOptions, responder: Responder): Promis
   return {
     server,
     url: `http://${host}:${port}`,
-    serve(listener, docsUrl, log) {
+    serve(listener, docsUrl, serverLog) {
       handle = listener;
       docs = docsUrl;
-      server.on('clientError', answerUnreadable(docsUrl, log));
+      log = serverLog;
+      server.on('clientError', answerUnreadable(docsUrl, serverLog));
       // After listening, an error of the listening socket (EMFILE on accept, say) is logged:
       // the server keeps serving the connections it has and accepts again when it can.
-      server.on('error', (err) => log.error({ err }, 'the listening socket failed'));
-      log.info({ maxConnections: cap ?? null, descriptorLimit: limit ?? null }, 'connections capped');
+      server.on('error', (err) => serverLog.error({ err }, 'the listening socket failed'));
+      serverLog.info({ maxConnections: cap ?? null, descriptorLimit: limit ?? null }, 'connections capped');
     },
     stopAccepting,
     close() {

@@ -7,33 +7,33 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
+import { requestIdOf } from '../http/request-log.ts';
 import { answerFor, errorJson, internalError, isTokenRequest } from '../http/errors.ts';
-import type { Responder } from '../http/responder.ts';
+import { answerJson } from '../http/responder.ts';
 import { ClientGone } from './raw-body.ts';
 
-export function errorEnvelope(docsUrl: string, log: Logger, responder: Responder): Middleware {
+export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
   return async function answerErrors(ctx, next) {
     try {
       await next();
     } catch (caught) {
       if (caught instanceof ClientGone) {
-        ctx.state.clientGone = true;
+        // No answer: its request is logged 499 as its connection closes (request-log.ts).
         ctx.respond = false;
         return;
       }
-      // The responder sets `ctx.respond = false` as it makes the answer, which may wait for
-      // the end of the turn before it is written (see responder.ts).
+      // `answerJson` sets `ctx.respond = false` as it writes the answer.
       if (ctx.res.headersSent || ctx.respond === false) {
         // The answer is made already: all that is left is to say so in the log.
-        log.error({ reqId: ctx.state.requestId, err: caught }, 'error after the answer was sent');
+        log.error({ reqId: requestIdOf(ctx.res), err: caught }, 'error after the answer was sent');
         return;
       }
       let error = answerFor(caught);
       if (!error) {
-        log.error({ reqId: ctx.state.requestId, err: caught }, 'unexpected error');
+        log.error({ reqId: requestIdOf(ctx.res), err: caught }, 'unexpected error');
         error = internalError();
       }
-      responder.json(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)), error.headers);
+      answerJson(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)), error.headers);
     }
   };
 }
