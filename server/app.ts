@@ -113,7 +113,7 @@ async function compose(
   const { log } = logging;
   const background = new Background();
   stops.push(() => background.close());
-  const store = openStore(options.db ?? '.data/payment-service.sqlite', {
+  const store = await openStore(options.db ?? '.data/payment-service.sqlite', {
     background,
     log,
     rewindFrames: options.walRewindFrames,

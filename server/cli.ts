@@ -5,9 +5,8 @@
  * organisation's test credentials (made on the first start, kept in the database).
  * Stops cleanly on SIGINT/SIGTERM.
  */
-import { createPaymentServer } from './app.ts';
 import { buildProgram, type CliOptions, ENV } from './cli-program.ts';
-import { isPostgresUrl } from './store/postgres/store.ts';
+import { isPostgresUrl } from './store/open.ts';
 
 // An empty variable counts as unset (HOST= must not mean every interface, nor PORT= a random port).
 for (const name of ENV) if (process.env[name]?.trim() === '') delete process.env[name];
@@ -26,6 +25,8 @@ let stop = () => {
 };
 for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => stop());
 
+// The server is loaded only now: --version, --help and a refused flag answer without it.
+const { createPaymentServer } = await import('./app.ts');
 const server = await createPaymentServer({
   port: opts.port,
   host: opts.host,

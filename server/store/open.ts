@@ -1,9 +1,13 @@
-/** The store a `--db` value names: a `postgres://` URL, or a SQLite file path (or `:memory:`). */
+/**
+ * The store a `--db` value names: a `postgres://` URL, or a SQLite file path (or
+ * `:memory:`). Each store, with its driver, is loaded only when named: a server on SQLite
+ * never loads pg, nor one on PostgreSQL better-sqlite3.
+ */
 import type { Logger } from 'pino';
 import type { Background } from '../background/thread.ts';
-import { isPostgresUrl, PostgresStore } from './postgres/store.ts';
-import { SqliteStore } from './sqlite/store.ts';
 import type { Store } from './types.ts';
+
+export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
 export interface StoreOptions {
   background: Background;
@@ -21,15 +25,18 @@ export interface StoreOptions {
  */
 const SCHEME = /^([a-z][a-z0-9+.-]+):/i;
 
-export function openStore(db: string, options: StoreOptions): Store {
-  if (isPostgresUrl(db))
+export async function openStore(db: string, options: StoreOptions): Promise<Store> {
+  if (isPostgresUrl(db)) {
+    const { PostgresStore } = await import('./postgres/store.ts');
     return new PostgresStore(db, (err) => options.log.warn({ err }, 'a database connection broke'));
+  }
   const scheme = SCHEME.exec(db)?.[1];
   // Only the scheme is repeated: the rest of a URL may hold a password.
   if (scheme)
     throw new Error(
       `--db ${scheme}:… is not a database this server can use: give a SQLite file path (./${scheme}:… for a file so named), :memory:, or a postgres:// URL`,
     );
+  const { SqliteStore } = await import('./sqlite/store.ts');
   return new SqliteStore({
     file: db,
     background: options.background,

@@ -112,7 +112,7 @@ describe.each(stores)('the %s store', (_name, available, open) => {
     const target = await open();
     done = target.done;
     background = new Background();
-    store = openStore(target.url, { background, log: pino({ level: 'silent' }) });
+    store = await openStore(target.url, { background, log: pino({ level: 'silent' }) });
     await store.migrate();
     org = organisation();
     await store.createOrganisation(org);

@@ -50,8 +50,6 @@ const types = {
     oid === INT8 ? Number : pg.types.getTypeParser(oid, format as 'text')) as typeof pg.types.getTypeParser,
 };
 
-export const isPostgresUrl = (db: string) => /^postgres(ql)?:\/\//i.test(db);
-
 type Account = { apiKey: ApiKey; org: Organisation };
 
 interface Create {
