@@ -193,7 +193,7 @@ async function profileWorkload(
       dir,
       '--cpu-prof-interval',
       flags.interval,
-      path.join(root, 'server/dist/cli.js'),
+      path.join(root, 'server/bin/payment-server.js'),
       '--port',
       '0',
       '--db',

@@ -2,8 +2,8 @@
  * `npm run bench`: throughput, p99 latency and memory of the reference server on loopback,
  * against a bare node:http "ceiling" measured the same way.
  *
- * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (its compiled bin,
- *    server/dist/cli.js, on a temporary SQLite file or, with `--db`, on PostgreSQL, with a
+ * 1. Starts the ceiling (bench/ceiling.ts) and the payment server (its bin, which runs the bundle,
+ *    server/bin/payment-server.js, on a temporary SQLite file or, with `--db`, on PostgreSQL, with a
  *    random sandbox token), each in its own process. `npm run bench` builds first, as
  *    `npm start` does.
  * 2. Provisions an organisation through the sandbox API, gets a bearer token, creates one
@@ -180,7 +180,7 @@ async function measureConfiguration(configuration: Configuration, ceiling: Child
         name: `payment server ${i + 1}`,
         cwd: root,
         args: [
-          path.join(root, 'server/dist/cli.js'),
+          path.join(root, 'server/bin/payment-server.js'),
           '--port',
           '0',
           '--db',

@@ -26,7 +26,7 @@ const cwd = mkdtempSync(path.join(tmpdir(), 'readme-tour-'));
 beforeAll(async () => {
   // The newcomer's shell is in the repository: its node_modules (and its bins) are there.
   symlinkSync(path.join(repoRoot, 'node_modules'), path.join(cwd, 'node_modules'));
-  server = spawn(process.execPath, [path.join(repoRoot, 'server/dist/cli.js'), '--port', '0'], {
+  server = spawn(process.execPath, [path.join(repoRoot, 'server/bin/payment-server.js'), '--port', '0'], {
     cwd,
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],

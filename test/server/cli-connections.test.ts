@@ -1,6 +1,6 @@
 /**
  * The `payment-server` command under connection pressure and at SIGTERM, run as a user
- * runs it (`node server/dist/cli.js`, as in cli.test.ts) and spoken to over TCP:
+ * runs it (its bin, as in cli.test.ts) and spoken to over TCP:
  * - a flood of idle connections, far past its descriptor limit (set with `ulimit -n`),
  *   meets its connection cap, while a webhook is still delivered and /healthz answers
  *   once the flood ends;

@@ -1,6 +1,6 @@
 /**
  * The `payment-server` command as a user runs it (server/README.md, "Flags"): spawned as
- * `node server/dist/cli.js` with the design's flags and environment variables, read
+ * the bin (server/bin/payment-server.js) with the design's flags and environment variables, read
  * through its stdout and spoken to over HTTP. Covers the start line and the demo
  * organisation's credentials, kept across restarts, clean stops on SIGTERM and SIGINT,
  * data surviving a restart on the same file, pretty logs on a terminal, `--sandbox-token`, `--no-sandbox`,

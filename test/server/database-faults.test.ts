@@ -188,7 +188,7 @@ describe('a damaged database file', () => {
 });
 
 function runCli(args: string[]): Promise<{ code: number | null; stderr: string }> {
-  const child = spawn(process.execPath, [path.join(repoRoot, 'server/dist/cli.js'), ...args], {
+  const child = spawn(process.execPath, [path.join(repoRoot, 'server/bin/payment-server.js'), ...args], {
     cwd: repoRoot,
     env: { ...process.env, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'ignore', 'pipe'],

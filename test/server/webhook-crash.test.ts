@@ -2,7 +2,7 @@
  * Webhook delivery across a crash (service document: Events, Response and retry
  * behaviour: card rail, up to three attempts in total, from a queue; the body, and so
  * `createdAt`, identical on a repeated delivery; every delivery signed). The server runs
- * as a child process (`node server/dist/cli.js`, through test/support/instances.ts) on a SQLite file and is killed with
+ * as a child process (its bin, through test/support/instances.ts) on a SQLite file and is killed with
  * SIGKILL, then started again on the same file:
  *
  * 1. attempt 1 of each card webhook fails (the receiver answers 500) and is recorded;

@@ -1,6 +1,6 @@
 /**
  * `payment-server` processes for the tests of several servers on one database, started
- * as a user starts them (node server/dist/cli.js) and stopped, cleanly or by SIGKILL.
+ * as a user starts them (server/bin/payment-server.js) and stopped, cleanly or by SIGKILL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { type Exit, startServerProcess } from './server-process.ts';

@@ -1,5 +1,6 @@
 /**
- * The `payment-server` command as a user runs it (`node server/dist/cli.js`), for the tests
+ * The `payment-server` command as a user runs it (its bin, server/bin/payment-server.js,
+ * which runs the bundle `npm run build` makes), for the tests
  * that need a process of its own: its flags and start lines, its signals, a descriptor
  * limit, several servers on one database, a SIGKILL. The in-process server of
  * `server.ts` serves every other test.
@@ -8,7 +9,7 @@ import { type ChildProcess, type SpawnOptionsWithStdioTuple, spawn } from 'node:
 import path from 'node:path';
 import { repoRoot } from './description.ts';
 
-export const SERVER_BIN = path.join(repoRoot, 'server/dist/cli.js');
+export const SERVER_BIN = path.join(repoRoot, 'server/bin/payment-server.js');
 export const START_TIMEOUT_MS = 30_000;
 /** The start line: the URL, then its host and port. */
 export const LISTENING = /^payment-server listening on (http:\/\/(\S+?):(\d+))$/;
