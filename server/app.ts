@@ -113,6 +113,8 @@ async function compose(
   const { log } = logging;
   const background = new Background();
   stops.push(() => background.close());
+  // Its thread starts now, alongside the rest of the start, rather than when first asked.
+  background.start();
   const store = await openStore(options.db ?? '.data/payment-service.sqlite', {
     background,
     log,
@@ -124,12 +126,8 @@ async function compose(
   const credentials = new Credentials(store, new Secrets(background.scrypt.bind(background), options.secretHashCost));
   const faults = await Faults.open(store);
   const sandboxToken = await sandboxTokenOf(options.sandboxToken, store);
-  const definitions = { public: readDescription('openapi.json'), sandbox: readDescription('sandbox.json') };
-  const apis = {
-    public: await publicApi(definitions.public),
-    sandbox: sandboxToken ? await sandboxApi(definitions.sandbox, sandboxToken) : undefined,
-  };
 
+  // Until `serve` below, every request is answered 503.
   const http = await listen({
     port: options.port ?? 4010,
     host: options.host ?? '127.0.0.1',
@@ -137,8 +135,16 @@ async function compose(
   });
   stops.push(() => http.close());
   // Only once listening: a start that fails (a port in use) must not leave behind a demo
-  // organisation whose credentials were never printed.
-  const demo = options.demo ? await demoOrganisation(store, credentials) : undefined;
+  // organisation whose credentials were never printed. Its key's scrypt hash runs on the
+  // background thread while this one makes the rest; it is awaited before serving.
+  const demoMade = options.demo ? demoOrganisation(store, credentials) : undefined;
+  // Its failure is the start's, at the await below; until then it is not unhandled.
+  demoMade?.catch(() => undefined);
+  const definitions = { public: readDescription('openapi.json'), sandbox: readDescription('sandbox.json') };
+  const apis = {
+    public: await publicApi(definitions.public),
+    sandbox: sandboxToken ? await sandboxApi(definitions.sandbox, sandboxToken) : undefined,
+  };
   const publicUrl = (options.publicUrl ?? http.url).replace(/\/$/, '');
   const docsUrl = (options.docsUrl ?? `${publicUrl}/docs`).replace(/\/$/, '');
   const services: Services = {
@@ -171,6 +177,7 @@ async function compose(
     log,
     docsUrl,
   );
+  const demo = await demoMade;
   http.serve(app.callback(), docsUrl, log);
   stops.push(() => services.webhooks.stop());
   // Run before the webhooks' stop, which waits for the deliveries under way: no request

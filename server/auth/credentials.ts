@@ -158,6 +158,11 @@ export class Credentials {
     return this.secrets.hash(secret);
   }
 
+  /** The stored form of a secret nobody holds (Secrets.unmatchable). */
+  unmatchable(): string {
+    return this.secrets.unmatchable();
+  }
+
   /** A pair known to be good (one just created, or one just verified). */
   remember(apiKey: ApiKey, secret: string): void {
     this.accepted.delete(apiKey.clientId);

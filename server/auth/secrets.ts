@@ -41,6 +41,15 @@ export class Secrets {
     return `scrypt$ln=${this.logN}$${salt.toString('base64')}$${hash.toString('base64')}`;
   }
 
+  /**
+   * The stored form of a secret nobody holds (one that is made and never shown): random
+   * bytes where the hash would be, so no secret verifies against it, at the cost of a hash
+   * like any other, without the work of making one.
+   */
+  unmatchable(): string {
+    return `scrypt$ln=${this.logN}$${randomBytes(16).toString('base64')}$${randomBytes(KEY_LENGTH).toString('base64')}`;
+  }
+
   /** Whether `secret` is the one `stored` was made from; undefined (no such key) is false after the same work. */
   async verify(secret: string, stored: string | undefined): Promise<boolean> {
     const parsed = parse(stored ?? this.dummyHash);

@@ -113,6 +113,11 @@ export class Background {
     return worker;
   }
 
+  /** Starts the thread now (it starts anyway when first asked): a start-up overlaps its boot with other work. */
+  start(): void {
+    this.thread();
+  }
+
   private post(message: FromServer): void {
     this.worker?.postMessage(message);
   }

@@ -8,6 +8,8 @@ export type OrganisationSettings = components['schemas']['SandboxOrganisationCre
 /** How API key secrets are kept: hashed for the store, and remembered as accepted (auth/credentials.ts). */
 export interface KeySecrets {
   hash(secret: string): Promise<string>;
+  /** The stored form of a secret nobody holds: no secret verifies against it. */
+  unmatchable(): string;
   remember(apiKey: ApiKey, secret: string): void;
 }
 
@@ -25,7 +27,7 @@ export async function createApiKey(store: Store, secrets: KeySecrets, orgId: str
   return { clientId, clientSecret };
 }
 
-export async function createOrganisation(store: Store, secrets: KeySecrets, settings: OrganisationSettings) {
+async function newOrganisation(store: Store, settings: OrganisationSettings): Promise<Organisation> {
   const org: Organisation = {
     id: newOrganisationId(),
     name: settings.name ?? 'Sandbox organisation',
@@ -37,6 +39,11 @@ export async function createOrganisation(store: Store, secrets: KeySecrets, sett
     clockOffsetMs: 0,
   };
   await store.createOrganisation(org);
+  return org;
+}
+
+export async function createOrganisation(store: Store, secrets: KeySecrets, settings: OrganisationSettings) {
+  const org = await newOrganisation(store, settings);
   // One after the other: each scrypt hash holds 16 MB while it runs.
   const test = await createApiKey(store, secrets, org.id, 'test');
   const live = await createApiKey(store, secrets, org.id, 'live');
@@ -76,21 +83,25 @@ export async function demoOrganisation(store: Store, secrets: KeySecrets): Promi
       return { id, webhookSigningSecret: org.webhookSecret, apiKeys: { test: key }, created: false };
     }
   }
-  const org = await createOrganisation(store, secrets, {
+  const org = await newOrganisation(store, {
     name: 'Demo organisation',
     settlementCurrency: 'NZD',
     cardEnabled: true,
     openBankingApproved: true,
     settlementAccount: true,
   });
-  const made = JSON.stringify({ id: org.id, test: org.apiKeys.test });
+  const test = await createApiKey(store, secrets, org.id, 'test');
+  // Its live key's secret would be printed and kept nowhere, so no one could ever use it:
+  // the key is stored with a hash no secret matches, sparing a start a scrypt hash.
+  await store.createApiKey({
+    clientId: newClientId('live'),
+    orgId: org.id,
+    mode: 'live',
+    secretHash: secrets.unmatchable(),
+  });
+  const made = JSON.stringify({ id: org.id, test });
   // Servers starting together on one database: the first to keep its demo organisation
   // decides, and the others print that one.
   if ((await store.ensureSetting(DEMO_SETTING, made)) !== made) return demoOrganisation(store, secrets);
-  return {
-    id: org.id,
-    webhookSigningSecret: org.webhookSigningSecret,
-    apiKeys: { test: org.apiKeys.test },
-    created: true,
-  };
+  return { id: org.id, webhookSigningSecret: org.webhookSecret, apiKeys: { test }, created: true };
 }

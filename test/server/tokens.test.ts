@@ -127,6 +127,21 @@ describe('stored secrets', () => {
       expect(await secrets.verify('sk_secret', broken), broken).toBe(false);
     expect(() => new Secrets(hashWith, 16)).toThrow(RangeError);
   });
+
+  it('keeps a secret nobody holds (the demo organisation’s live key) in the stored form, matched by no secret, after the same work', async () => {
+    let hashed = 0;
+    const hashWith = (p: string, s: Buffer, k: number, o: object) => {
+      hashed++;
+      return (promisify(scrypt) as (p: string, s: Buffer, k: number, o: object) => Promise<Buffer>)(p, s, k, o);
+    };
+    const secrets = new Secrets(hashWith, 8);
+    const [one, two] = [secrets.unmatchable(), secrets.unmatchable()];
+    expect(hashed).toBe(0);
+    expect(one).toMatch(/^scrypt\$ln=8\$[A-Za-z0-9+/]{22}==\$[A-Za-z0-9+/]{43}=$/);
+    expect(one).not.toBe(two);
+    for (const secret of ['', 'sk_secret', one]) expect(await secrets.verify(secret, one)).toBe(false);
+    expect(hashed).toBe(3);
+  });
 });
 
 describe('bearer checks', () => {
