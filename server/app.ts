@@ -19,6 +19,7 @@ import { serveApi } from './http/api.ts';
 import { koaApp } from './http/koa-app.ts';
 import { publicApi, sandboxApi } from './http/backends.ts';
 import { pages } from './http/pages.ts';
+import { Responder } from './http/responder.ts';
 import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
@@ -128,11 +129,11 @@ async function compose(
   const sandboxToken = await sandboxTokenOf(options.sandboxToken, store);
 
   // Until `serve` below, every request is answered 503.
-  const http = await listen({
-    port: options.port ?? 4010,
-    host: options.host ?? '127.0.0.1',
-    requestTimeoutMs: options.requestTimeoutMs,
-  });
+  const responder = new Responder();
+  const http = await listen(
+    { port: options.port ?? 4010, host: options.host ?? '127.0.0.1', requestTimeoutMs: options.requestTimeoutMs },
+    responder,
+  );
   stops.push(() => http.close());
   // Only once listening: a start that fails (a port in use) must not leave behind a demo
   // organisation whose credentials were never printed. Its key's scrypt hash runs on the
@@ -170,11 +171,12 @@ async function compose(
   });
   const app = koaApp(
     {
-      api: serveApi(apis.public, services),
-      sandbox: apis.sandbox && serveApi(apis.sandbox, services),
-      pages: pages(services, docs),
+      api: serveApi(apis.public, services, responder),
+      sandbox: apis.sandbox && serveApi(apis.sandbox, services, responder),
+      pages: pages(services, responder, docs),
     },
     log,
+    responder,
     docsUrl,
   );
   const demo = await demoMade;

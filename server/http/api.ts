@@ -1,14 +1,14 @@
 /**
  * From a Koa request to a Backend and back: the raw body decoded (decode.ts), the path
  * made routable, only the headers the operations read passed on, and the reply written by
- * by `answerJson`.
+ * the server's Responder.
  */
 import type { Context as KoaContext } from 'koa';
 import type { Scope, Services } from '../scope.ts';
 import { decodeBody } from './decode.ts';
 import { TOKEN_PATH } from './errors.ts';
 import type { Backend } from './openapi/backend.ts';
-import { answerJson } from './responder.ts';
+import type { Responder } from './responder.ts';
 
 const HEADERS_READ = ['authorization', 'content-type', 'idempotency-key'] as const;
 
@@ -42,7 +42,7 @@ function declared(query: KoaContext['query'], names: ReadonlySet<string>): Recor
   return picked;
 }
 
-export function serveApi(backend: Backend<Scope>, services: Services) {
+export function serveApi(backend: Backend<Scope>, services: Services, responder: Responder) {
   return async function api(ctx: KoaContext): Promise<void> {
     const raw = ctx.state.rawBody as Buffer;
     // A body problem is answered at the validation step (after routing and security, as
@@ -62,6 +62,6 @@ export function serveApi(backend: Backend<Scope>, services: Services) {
       { services, koa: ctx, rawBodyLength: raw.length, bodyProblem: body.problem, findings: body.findings },
     );
     if (reply.replayed) ctx.set('idempotent-replayed', 'true');
-    answerJson(ctx, reply.status, reply.json ?? JSON.stringify(reply.body), reply.headers);
+    responder.json(ctx, reply.status, reply.json ?? JSON.stringify(reply.body), reply.headers);
   };
 }

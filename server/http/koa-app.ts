@@ -9,6 +9,7 @@ import { validationFailed } from '../domain/errors.ts';
 import { errorEnvelope } from '../middleware/error-envelope.ts';
 import { rawBody } from '../middleware/raw-body.ts';
 import { ApiError } from './errors.ts';
+import type { Responder } from './responder.ts';
 
 export interface Routes {
   api: (ctx: Koa.Context) => Promise<void>;
@@ -17,9 +18,9 @@ export interface Routes {
   pages: Middleware;
 }
 
-export function koaApp(routes: Routes, log: Logger, docsUrl: string): Koa {
+export function koaApp(routes: Routes, log: Logger, responder: Responder, docsUrl: string): Koa {
   const app = new Koa();
-  app.use(errorEnvelope(docsUrl, log));
+  app.use(errorEnvelope(docsUrl, log, responder));
   app.use(function requireHost(ctx, next) {
     // RFC 9112 3.2: an HTTP/1.1 request without Host is answered 400.
     if (ctx.req.headers.host === undefined && ctx.req.httpVersion === '1.1') {

@@ -10,7 +10,7 @@ import type { DocsPages } from '../docs/site.ts';
 import { hostedPages } from '../pay/page.ts';
 import type { Services } from '../scope.ts';
 import { methodNotAllowed } from './errors.ts';
-import { answerJson } from './responder.ts';
+import type { Responder } from './responder.ts';
 
 /** How long a health answer stands: a load balancer polling it costs at most one write a second. */
 const HEALTH_CHECK_MS = 1000;
@@ -23,7 +23,7 @@ const DEGRADED = '{"ok":false,"problem":"the database cannot be written"}';
  * tried), else 503 DEGRADED: a server that cannot take a create is not healthy, though it
  * still answers reads. Why it cannot goes to the log, once per change.
  */
-function health(services: Services): RouterMiddleware {
+function health(services: Services, responder: Responder): RouterMiddleware {
   let checked: { at: number; problem: Promise<string | undefined> } | undefined;
   let logged: string | undefined;
   return async (ctx) => {
@@ -36,8 +36,8 @@ function health(services: Services): RouterMiddleware {
       else services.log.warn({ problem }, 'health: the database cannot be written');
       logged = problem;
     }
-    if (problem === undefined) return answerJson(ctx, 200, '{"ok":true}');
-    answerJson(ctx, 503, DEGRADED);
+    if (problem === undefined) return responder.json(ctx, 200, '{"ok":true}');
+    responder.json(ctx, 503, DEGRADED);
   };
 }
 
@@ -46,10 +46,10 @@ const redirect =
   (ctx) =>
     ctx.redirect(to);
 
-export function pages(services: Services, docs: DocsPages): Middleware {
+export function pages(services: Services, responder: Responder, docs: DocsPages): Middleware {
   const pay = hostedPages(services);
   const table: Array<[method: 'GET' | 'POST', path: string, handler: RouterMiddleware]> = [
-    ['GET', '/healthz', health(services)],
+    ['GET', '/healthz', health(services, responder)],
     ['GET', '/', docs.landing],
     ['GET', '/docs', redirect('/docs/')],
     ['GET', '/docs/errors', redirect('/docs/errors/')],

@@ -1,7 +1,7 @@
 /**
  * The browser-facing protections every answer carries, and the Content-Security-Policy of
  * each kind of page. Set on Node's response as a request arrives (http/server.ts), so the
- * JSON answers `answerJson` writes past Koa, the pages and the errors all carry them; a
+ * JSON answers the Responder writes past Koa, the pages and the errors all carry them; a
  * page replaces the default policy with its own.
  */
 import { createHash } from 'node:crypto';

@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { connectionCap, descriptorLimit } from './connections.ts';
 import { ApiError, errorJson } from './errors.ts';
 import { requestLine } from './request-log.ts';
-import { JSON_TYPE } from './responder.ts';
+import { JSON_TYPE, type Responder } from './responder.ts';
 import { SECURITY_HEADER_LINES, secure } from './security.ts';
 
 export interface HttpOptions {
@@ -53,7 +53,7 @@ const KEEP_ALIVE_TIMEOUT_MS = 5000;
  */
 const STOP_GRACE_MS = 8000;
 
-export async function listen(options: HttpOptions): Promise<Listening> {
+export async function listen(options: HttpOptions, responder: Responder): Promise<Listening> {
   // The address (and so the public URL the app is composed with) is known only once listening.
   let handle: http.RequestListener = (_req, res) => res.writeHead(503).end();
   let docs: string | undefined;
@@ -74,6 +74,7 @@ export async function listen(options: HttpOptions): Promise<Listening> {
       // ('close' comes after Node has detached the answer from its connection).
       if (stopping) server.closeIdleConnections();
     });
+    responder.arrived();
     handle(req, res);
   };
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;

@@ -9,10 +9,10 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { requestIdOf } from '../http/request-log.ts';
 import { answerFor, errorJson, internalError, isTokenRequest } from '../http/errors.ts';
-import { answerJson } from '../http/responder.ts';
+import type { Responder } from '../http/responder.ts';
 import { ClientGone } from './raw-body.ts';
 
-export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
+export function errorEnvelope(docsUrl: string, log: Logger, responder: Responder): Middleware {
   return async function answerErrors(ctx, next) {
     try {
       await next();
@@ -22,7 +22,8 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         ctx.respond = false;
         return;
       }
-      // `answerJson` sets `ctx.respond = false` as it writes the answer.
+      // The responder sets `ctx.respond = false` as it makes the answer, which may wait for
+      // the end of the turn before it is written (see responder.ts).
       if (ctx.res.headersSent || ctx.respond === false) {
         // The answer is made already: all that is left is to say so in the log.
         log.error({ reqId: requestIdOf(ctx.res), err: caught }, 'error after the answer was sent');
@@ -33,7 +34,7 @@ export function errorEnvelope(docsUrl: string, log: Logger): Middleware {
         log.error({ reqId: requestIdOf(ctx.res), err: caught }, 'unexpected error');
         error = internalError();
       }
-      answerJson(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)), error.headers);
+      responder.json(ctx, error.status, errorJson(error, docsUrl, isTokenRequest(ctx.method, ctx.path)), error.headers);
     }
   };
 }

@@ -1,5 +1,5 @@
 /**
- * `answerJson` (server/http/responder.ts) writes JSON answers to Node directly, bypassing
+ * The Responder (server/http/responder.ts) writes JSON answers to Node directly, bypassing
  * Koa's response handling for speed (bench/README.md): what it writes must be what Koa
  * would have written for the same answer. A Koa app answers each request both ways, and
  * the two answers are compared over HTTP: status, body, and every header but the date.
@@ -8,12 +8,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { answerJson, JSON_TYPE } from '../../server/http/responder.ts';
+import { JSON_TYPE, Responder } from '../../server/http/responder.ts';
 
+const responder = new Responder();
 let server: http.Server;
 let base: string;
 
-/** What each path answers: the same status, headers and body, by `answerJson` or by Koa. */
+/** What each path answers: the same status, headers and body, by the Responder or by Koa. */
 const ANSWERS: Record<string, { status: number; body: string; headers?: Record<string, string> }> = {
   '/created': { status: 200, body: JSON.stringify({ id: 'cs_1', note: 'Ōtautahi €42 🎉' }) },
   '/refused': {
@@ -30,7 +31,8 @@ beforeAll(async () => {
     const [way, path] = [ctx.path.split('/')[1], `/${ctx.path.split('/').slice(2).join('/')}`];
     const answer = ANSWERS[path]!;
     if (way === 'responder') {
-      answerJson(ctx, answer.status, answer.body, answer.headers);
+      responder.arrived();
+      responder.json(ctx, answer.status, answer.body, answer.headers);
       return;
     }
     ctx.status = answer.status;
@@ -51,7 +53,7 @@ async function answer(way: string, path: string, method: string) {
   return { status: res.status, headers, body: await res.text() };
 }
 
-describe('answerJson writes what Koa would have written', () => {
+describe('the Responder writes what Koa would have written', () => {
   for (const path of Object.keys(ANSWERS))
     for (const method of ['GET', 'HEAD'])
       it(`${method} ${path}`, async () => {

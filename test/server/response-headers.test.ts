@@ -1,6 +1,6 @@
 /**
  * The protections every answer carries for browsers (server/http/security.ts): nosniff,
- * no Referer, no framing, whichever way the answer is written (`answerJson`'s JSON,
+ * no Referer, no framing, whichever way the answer is written (the Responder's JSON,
  * Koa's pages and redirects, the error envelope, the refusals written to the socket
  * before Koa sees the request); and each page's Content-Security-Policy, the Redoc pages'
  * naming the hashes of exactly the scripts they carry. That Redoc works under it is
