@@ -21,9 +21,8 @@
 import { scrypt as scryptInPool, type ScryptOptions } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { packageRoot } from '../root.ts';
 import type { Answer, FromServer, FromThread, Question, Rewind, WorkerData } from './protocol.ts';
 
 /**
@@ -54,19 +53,18 @@ export interface CheckpointOptions {
 type Ask = Question extends infer Q ? (Q extends Question ? Omit<Q, 'id'> : never) : never;
 
 /**
- * The thread runs the package's compiled dist/background/worker.js (found from the
- * package's root, since this module may run bundled into dist/payment-server.js); run from
- * the TypeScript sources (the tests, tsx), it loads worker.ts through tsx's loader, and
- * without tsx the compiled one.
+ * The thread runs the compiled worker.js beside this module; run from the TypeScript
+ * sources (the tests, tsx), it loads worker.ts through tsx's loader, and without tsx the
+ * package's compiled one.
  */
 function startWorker(data: WorkerData): Worker {
   const here = import.meta.url;
-  const compiled = path.join(packageRoot, 'dist/background/worker.js');
-  if (!here.endsWith('.ts')) return new Worker(compiled, { workerData: data });
+  if (!here.endsWith('.ts')) return new Worker(new URL('./worker.js', here), { workerData: data });
   let tsx: string | undefined;
   try {
     tsx = createRequire(here).resolve('tsx/esm/api');
   } catch {
+    const compiled = fileURLToPath(new URL('../dist/background/worker.js', here));
     if (!existsSync(compiled)) throw new Error('no compiled background worker: run npm run build');
     return new Worker(compiled, { workerData: data });
   }

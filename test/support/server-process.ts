@@ -1,6 +1,6 @@
 /**
- * The `payment-server` command as a user runs it (its bin, server/bin/payment-server.js,
- * which runs the bundle `npm run build` makes), for the tests
+ * The `payment-server` command as a user runs it (its bin, server/bin/payment-server.js),
+ * for the tests
  * that need a process of its own: its flags and start lines, its signals, a descriptor
  * limit, several servers on one database, a SIGKILL. The in-process server of
  * `server.ts` serves every other test.
