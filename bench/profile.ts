@@ -2,7 +2,7 @@
  * `npm run bench:profile`: where the reference server's CPU goes in a read and in a create,
  * stage by stage, under the load `npm run bench` puts on it.
  *
- * Each workload gets a server of its own (its compiled bin on a fresh SQLite file, or on
+ * Each workload gets a server of its own (the compiled command on a fresh SQLite file, or on
  * PostgreSQL with `--db postgres://…`), started with V8's sampling profiler (`--cpu-prof`),
  * provisioned, then driven by autocannon as `npm run bench` drives it. Only the samples
  * of the measured window count: V8 stamps them with the machine's monotonic clock, the
@@ -17,7 +17,8 @@
  * functions by self time. The profiler's own cost inflates the absolute figures by a few
  * per cent; the shares are what the table is for. BENCH_DURATION, BENCH_WARMUP and
  * BENCH_CONNECTIONS tune the load as in `npm run bench`; `--top N` lists N functions; the
- * profiles are kept with `--keep DIR` (open them in Chrome's DevTools or speedscope).
+ * profiles are kept with `--keep DIR` (open them in Chrome's DevTools or speedscope);
+ * `--cli PATH` profiles another build of the command (an earlier commit's, built apart).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -37,6 +38,8 @@ const { values: flags } = parseArgs({
     top: { type: 'string', default: '15' },
     keep: { type: 'string' },
     interval: { type: 'string', default: '100' },
+    // Another build of the command (an earlier commit's server/dist/cli.js, say), to set beside this one.
+    cli: { type: 'string' },
   },
   strict: true,
 });
@@ -47,42 +50,45 @@ const LOAD: Load = {
   durationSeconds: env('BENCH_DURATION', 8),
 };
 
-/** The stages a request passes through, each with the code that is its own (paths under server/dist/ or node_modules/). */
+/**
+ * The stages a request passes through, each with the code that is its own (paths under
+ * server/dist/, or another build's folder beside it, or node_modules/).
+ */
 const STAGES: ReadonlyArray<readonly [stage: string, owns: RegExp]> = [
   [
     'connection accounting, security headers (http/server, security)',
-    /server\/dist\/http\/(server|security|connections)\.js/,
+    /server\/dist[\w-]*\/http\/(server|security|connections)\.js/,
   ],
   [
     'request log (pino)',
-    /server\/dist\/(middleware\/request-log|logging)\.js|node_modules\/(pino|sonic-boom|quick-format-unescaped|fast-redact|atomic-sleep|on-exit-leak-free|thread-stream)\//,
+    /server\/dist[\w-]*\/((middleware|http)\/request-log|logging)\.js|node_modules\/(pino|sonic-boom|quick-format-unescaped|fast-redact|atomic-sleep|on-exit-leak-free|thread-stream)\//,
   ],
   [
     'Koa (context, middleware chain, error envelope, Host check)',
-    /server\/dist\/(http\/koa-app|middleware\/error-envelope)\.js|node_modules\/(koa|koa-compose|delegates|parseurl|statuses|on-finished|ee-first|encodeurl|content-type|type-is|mime-types|accepts|negotiator|vary|cookies|keygrip|http-errors|depd|fresh|only|escape-html|destroy|koa-convert)\//,
+    /server\/dist[\w-]*\/(http\/koa-app|middleware\/error-envelope)\.js|node_modules\/(koa|koa-compose|delegates|parseurl|statuses|on-finished|ee-first|encodeurl|content-type|type-is|mime-types|accepts|negotiator|vary|cookies|keygrip|http-errors|depd|fresh|only|escape-html|destroy|koa-convert)\//,
   ],
   [
     'body reading and decoding (raw-body, decode)',
-    /server\/dist\/(middleware\/raw-body|http\/decode|http\/headers)\.js|node_modules\/(raw-body|bytes|iconv-lite|unpipe|@humanwhocodes\/momoa)\//,
+    /server\/dist[\w-]*\/(middleware\/raw-body|http\/decode|http\/headers)\.js|node_modules\/(raw-body|bytes|iconv-lite|unpipe|@humanwhocodes\/momoa)\//,
   ],
-  ['routing (api adapter, router)', /server\/dist\/http\/(api|openapi\/router)\.js/],
-  ['security check (bearer token)', /server\/dist\/(auth\/|http\/backends\.js)|node_modules\/jose\//],
+  ['routing (api adapter, router)', /server\/dist[\w-]*\/http\/(api|openapi\/router)\.js/],
+  ['security check (bearer token)', /server\/dist[\w-]*\/(auth\/|http\/backends\.js)|node_modules\/jose\//],
   [
     'validation (ajv)',
-    /server\/dist\/http\/openapi\/(request-validator|validation|formats)\.js|node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\//,
+    /server\/dist[\w-]*\/http\/openapi\/(request-validator|validation|formats)\.js|node_modules\/(ajv|ajv-formats|fast-uri|fast-deep-equal)\//,
   ],
   [
     'pipeline and backend (decisions, answers)',
-    /server\/dist\/http\/(openapi\/(pipeline|backend)|errors|operation)\.js/,
+    /server\/dist[\w-]*\/http\/(openapi\/(pipeline|backend)|errors|operation)\.js/,
   ],
-  ['idempotency (body hash, key claim)', /server\/dist\/domain\/idempotency\.js/],
+  ['idempotency (body hash, key claim)', /server\/dist[\w-]*\/domain\/idempotency\.js/],
   [
     'store (queries, caches, commits)',
-    /server\/dist\/store\/|node_modules\/(better-sqlite3|kysely|pg|pg-protocol|pg-pool|dataloader)\//,
+    /server\/dist[\w-]*\/store\/|node_modules\/(better-sqlite3|kysely|pg|pg-protocol|pg-pool|dataloader)\//,
   ],
-  ['handler and domain', /server\/dist\/(handlers|domain|sandbox|scope)\//],
-  ['answer writing (responder)', /server\/dist\/http\/responder\.js/],
-  ['webhooks and background', /server\/dist\/(webhooks|background)\//],
+  ['handler and domain', /server\/dist[\w-]*\/(handlers|domain|sandbox|scope)\//],
+  ['answer writing (responder)', /server\/dist[\w-]*\/http\/responder\.js/],
+  ['webhooks and background', /server\/dist[\w-]*\/(webhooks|background)\//],
 ];
 const NODE_HTTP = "Node's HTTP (parser, sockets, timers)";
 const JSON_STAGE = 'JSON (JSON.stringify, JSON.parse)';
@@ -117,7 +123,7 @@ function stageOf(stack: CallFrame[]): string | undefined {
     if (frame.url === '' || frame.url.startsWith('node:')) continue;
     for (const [stage, owns] of STAGES) if (owns.test(frame.url)) return stage;
     // ajv's compiled validators have no URL; everything else of ours or a library's is named.
-    return frame.url.includes('/server/dist/') ? OTHER : `library: ${libraryOf(frame.url)}`;
+    return /\/server\/dist[\w-]*\//.test(frame.url) ? OTHER : `library: ${libraryOf(frame.url)}`;
   }
   if (stack.some((frame) => frame.url.startsWith('node:'))) return NODE_HTTP;
   return V8;
@@ -167,7 +173,9 @@ function breakdown(
     profiledUs += span;
     stages.set(stage, (stages.get(stage) ?? 0) + span);
     const frame = byId.get(id)!.callFrame;
-    const where = frame.url ? ` ${libraryOf(frame.url).replace('./server/dist/', '')}:${frame.lineNumber + 1}` : '';
+    const where = frame.url
+      ? ` ${libraryOf(frame.url).replace(/^\.\/server\/dist[\w-]*\//, '')}:${frame.lineNumber + 1}`
+      : '';
     const name = `${frame.functionName || '(anonymous)'}${where}`;
     functions.set(name, (functions.get(name) ?? 0) + span);
   }
@@ -193,7 +201,7 @@ async function profileWorkload(
       dir,
       '--cpu-prof-interval',
       flags.interval,
-      path.join(root, 'server/bin/payment-server.js'),
+      flags.cli ? path.resolve(flags.cli) : path.join(root, 'server/dist/cli.js'),
       '--port',
       '0',
       '--db',
