@@ -21,23 +21,34 @@ import {
 
 export * from './signature.ts';
 
-type HmacKey = Awaited<ReturnType<typeof globalThis.crypto.subtle.importKey>>;
+type Subtle = typeof globalThis.crypto.subtle;
+type HmacKey = Awaited<ReturnType<Subtle['importKey']>>;
+
+/**
+ * WebCrypto's SubtleCrypto. Browsers give it only to secure contexts (pages served over
+ * https, or from localhost or 127.0.0.1): elsewhere it is missing, and the error says so
+ * rather than that some property of undefined cannot be read.
+ */
+function subtle(): Subtle {
+  const found = (globalThis.crypto as { subtle?: Subtle } | undefined)?.subtle;
+  if (found) return found;
+  throw new Error(
+    'WebCrypto (crypto.subtle) is not available here, so webhook signatures cannot be checked: browsers offer it only to secure contexts (https:// pages, or http://localhost and http://127.0.0.1). Serve the page over https, or verify on your server.',
+  );
+}
 
 /** The HMAC-SHA256 key: the UTF-8 bytes of the whole `whsec_...` string. */
 function hmacKey(secret: string): Promise<HmacKey> {
-  return globalThis.crypto.subtle.importKey(
-    'raw',
-    new TextEncoder().encode(secret),
-    { name: 'HMAC', hash: 'SHA-256' },
-    false,
-    ['sign', 'verify'],
-  );
+  return subtle().importKey('raw', new TextEncoder().encode(secret), { name: 'HMAC', hash: 'SHA-256' }, false, [
+    'sign',
+    'verify',
+  ]);
 }
 
 /** The hex `v1` digest of a body at a timestamp. */
 export async function computeSignatureAsync(rawBody: RawBody, secret: string, timestamp: number): Promise<string> {
   const payload = signedPayload(rawBytes(rawBody), timestamp);
-  return toHex(new Uint8Array(await globalThis.crypto.subtle.sign('HMAC', await hmacKey(secret), payload)));
+  return toHex(new Uint8Array(await subtle().sign('HMAC', await hmacKey(secret), payload)));
 }
 
 /** The Service-Signature header value for a body (for the sender, and for tests). */
@@ -68,7 +79,7 @@ export async function verifyWebhookAsync(
   let matched = false;
   for (const digest of pending.v1) {
     const given = fromHex(digest);
-    if (given && (await globalThis.crypto.subtle.verify('HMAC', key, given, payload))) matched = true;
+    if (given && (await subtle().verify('HMAC', key, given, payload))) matched = true;
   }
   return finishVerification(pending.body, pending.timestamp, matched, options);
 }

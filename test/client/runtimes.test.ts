@@ -143,6 +143,33 @@ describe('in headless Chromium (a page with WebCrypto and no Node)', () => {
     },
     paced(60_000),
   );
+
+  it(
+    'on a page that is not a secure context (no crypto.subtle), says that WebCrypto is missing and why',
+    async () => {
+      const browser = await launchChromium();
+      try {
+        const tab = await browser.newPage();
+        // setContent leaves the page at about:blank, which browsers do not count as secure.
+        await tab.setContent(
+          page.replace(
+            'window.probeResult = probe();',
+            'window.probeResult = probe().then((r) => r, (e) => ({ error: e.message }));',
+          ),
+        );
+        const [secure, result] = await tab.evaluate(async () => [
+          (globalThis as any).isSecureContext,
+          await (globalThis as any).probeResult,
+        ]);
+        expect(secure).toBe(false);
+        expect(result.error).toMatch(/^WebCrypto \(crypto\.subtle\) is not available here/);
+        expect(result.error).toMatch(/secure contexts/);
+      } finally {
+        await browser.close();
+      }
+    },
+    paced(60_000),
+  );
 });
 
 describe('in workerd without nodejs_compat', () => {
