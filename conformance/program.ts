@@ -236,7 +236,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       writeFileSync(o.out, ADAPTER_TEMPLATE);
       out.write(`wrote ${o.out}: fill in what your implementation offers, then run\n`);
       out.write(
-        `  npx --no payment-conformance run --base-url <url> --adapter ${path.isAbsolute(o.out) ? o.out : `./${o.out}`}\n`,
+        `  npx --no -- payment-conformance run --base-url <url> --adapter ${path.isAbsolute(o.out) ? o.out : `./${o.out}`}\n`,
       );
       setExit(0);
     });

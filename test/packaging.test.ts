@@ -342,7 +342,7 @@ function ciRecipe(readme: string): { install: string; check: string; client: str
   const client = steps.find((s) => s.name === 'Check our API client')!.run!;
   expect(gitlab.conformance.script).toEqual([install, check, client]);
   expect(check).toContain('--require-capabilities all');
-  expect(check).toMatch(/^npx --no payment-conformance /);
+  expect(check).toMatch(/^npx --no -- payment-conformance /);
   const artifacts = steps.find((s) => s.uses?.startsWith('actions/upload-artifact'))!.with.path as string;
   expect(gitlab.conformance.artifacts.paths).toEqual([artifacts]);
   expect(gitlab.conformance.artifacts.reports.junit).toEqual([

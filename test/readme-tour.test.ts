@@ -3,8 +3,8 @@
  * start` starts it (its built command, default flags, a fresh data directory), the values
  * it prints exported, then every shell block of the tour in one bash session, in order.
  * Only the port differs: the tour's 4010 becomes the server's free port. And every doc
- * calls the project's commands with `npx --no`, so npm never fetches a registry package
- * of the same name in their place.
+ * calls the project's commands with `npx --no --`, so npm never fetches a registry package
+ * of the same name in their place, nor takes their flags for its own.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
@@ -100,8 +100,10 @@ describe('the README tour', () => {
 
 describe('the docs', () => {
   const docs = ['README.md', 'client/README.md', 'conformance/README.md', 'server/README.md', 'test/README.md'];
-  it.each(docs)('%s calls the project’s commands with npx --no, never a bare npx', (doc) => {
+  // `--no` keeps npm from fetching a registry package of the name; `--` keeps npm from
+  // taking the command's own flags (npm reads `--version`, `--help` and `--port 0` as its own).
+  it.each(docs)('%s calls the project’s commands with npx --no --, never a bare npx', (doc) => {
     const text = readFileSync(path.join(repoRoot, doc), 'utf8');
-    expect(text.match(/npx (?!--no )(payment-server|payment-conformance)\b.*/g) ?? []).toEqual([]);
+    expect(text.match(/npx (?!--no -- )(?:\S+ )*(payment-server|payment-conformance)\b.*/g) ?? []).toEqual([]);
   });
 });

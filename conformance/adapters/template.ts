@@ -16,7 +16,7 @@ export const ADAPTER_TEMPLATE = `/**
  * as a verdict on your implementation.
  *
  * Run it as it is (Node loads an .mjs with no build step):
- *   npx --no payment-conformance run --base-url https://payments.test.example --adapter ./payment-adapter.mjs
+ *   npx --no -- payment-conformance run --base-url https://payments.test.example --adapter ./payment-adapter.mjs
  */
 // @ts-check
 
