@@ -8,6 +8,10 @@
 import { buildProgram, type CliOptions, ENV } from './cli-program.ts';
 import { isPostgresUrl } from './store/open.ts';
 
+// The start lines are for whoever reads them; a reader that went away (the output piped
+// into `head`) is no reason to stop serving.
+process.stdout.on('error', () => undefined);
+
 // An empty variable counts as unset (HOST= must not mean every interface, nor PORT= a random port).
 for (const name of ENV) if (process.env[name]?.trim() === '') delete process.env[name];
 

@@ -244,6 +244,61 @@ describe('payment-server on a database file whose demo key was deleted', () => {
 
 describe('payment-server logs', () => {
   it(
+    'keeps serving when the reader of its output goes away (piped into head), and still stops on SIGTERM',
+    async () => {
+      // As `payment-server 2>&1 | head -1` runs it: head exits after the first line, so every
+      // later write of the server meets a pipe without a reader.
+      const child = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          '( "$0" "$@" 2>&1 & echo "pid $!" >&2; wait ) | head -1',
+          process.execPath,
+          SERVER_BIN,
+          '--port',
+          '0',
+          '--db',
+          ':memory:',
+        ],
+        { cwd: repoRoot, env: { ...process.env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+      children.add(child);
+      let out = '';
+      let err = '';
+      child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (out += chunk));
+      child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+      const deadline = Date.now() + paced(START_TIMEOUT_MS);
+      while (!/listening on (\S+)/.test(out) || !/pid (\d+)/.test(err)) {
+        if (Date.now() > deadline) throw new Error(`no start line:\n${out}\n${err}`);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      const url = /listening on (\S+)/.exec(out)![1]!;
+      const pid = Number(/pid (\d+)/.exec(err)![1]);
+      const alive = () => {
+        try {
+          process.kill(pid, 0);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      try {
+        // Its later lines (and a request's log line) went to the closed pipe.
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect((await fetch(`${url}/healthz`)).status).toBe(200);
+        process.kill(pid, 'SIGTERM');
+        const stopBy = Date.now() + STOP_TIMEOUT_MS;
+        while (alive() && Date.now() < stopBy) await new Promise((resolve) => setTimeout(resolve, 50));
+        expect(alive()).toBe(false);
+      } finally {
+        if (alive()) process.kill(pid, 'SIGKILL');
+        children.delete(child);
+      }
+    },
+    paced(40_000),
+  );
+
+  it(
     'writes pretty lines when stderr is a terminal (JSON lines otherwise, below)',
     async () => {
       // script(1) gives the server a pseudo-terminal for stdout and stderr alike.
