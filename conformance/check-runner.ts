@@ -2,7 +2,8 @@
  * Runs the selected checks: `main` checks concurrently (each on organisations of its own,
  * so that they cannot disturb each other), then the `after` checks that judge everything
  * the main ones saw. A check ends passed, failed (a verdict on the target, with evidence),
- * skipped (what it needs is missing, named) or error (an adapter call failed: no verdict).
+ * differs (an assumption check's failure: a rule of ours, not the document's), skipped
+ * (what it needs is missing, named) or error (an adapter call failed: no verdict).
  */
 import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
@@ -35,12 +36,12 @@ export function skipReason(missing: Capability[]): string {
 
 async function runOne(run: RunContext, check: Check, options: RunnerOptions): Promise<Result> {
   const { redactor } = run;
-  const finish = resultMaker(check, CAPABILITIES, (text) => redactor.text(text));
+  const finish = resultMaker(check, CAPABILITIES, (text) => redactor.text(text), run.settings.strictAssumptions);
   const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
   const missing = missingFor(check, run);
   if (missing.length > 0) return finish('skipped', skipReason(missing), { missing });
   if (check.webhooks && options.preflight && !options.preflight.ok)
-    return finish(options.preflight.status, options.preflight.reason);
+    return finish(options.preflight.status, options.preflight.reason, { cause: 'setup' });
   const abort = new AbortController();
   const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal, check.clauses);
   const { budget } = run.settings.explore;
@@ -68,7 +69,8 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
     return finish('passed', ctx.note);
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
-    if (error instanceof AdapterError || error instanceof NoVerdict) return finish('error', error.message);
+    if (error instanceof AdapterError) return finish('error', error.message, { cause: 'adapter' });
+    if (error instanceof NoVerdict) return finish('error', error.message, { cause: 'no-verdict' });
     const last = ctx.exchanges.at(-1);
     const fallback = last ? evidenceOf(last, redactor) : undefined;
     if (error instanceof CheckFailure) {

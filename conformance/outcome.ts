@@ -15,8 +15,17 @@ import type { Exchange } from './exchange.ts';
  */
 export type Level = 'must' | 'should' | 'assumption';
 
-/** `error`: the check could not be judged because the run's setup failed it (an adapter call). */
-export type Status = 'passed' | 'failed' | 'skipped' | 'error';
+/**
+ * `differs`: a check of level `assumption` found the target doing what the document allows
+ * but not what our modelling chose (the result names the assumption); counted apart from
+ * `failed`, and a failure only under --strict-assumptions.
+ * `error`: the check could not be judged (an adapter call failed, the suite was too late,
+ * or --require-capabilities all turned a skip into one); `cause` says which.
+ */
+export type Status = 'passed' | 'failed' | 'differs' | 'skipped' | 'error';
+
+/** Why a check ended in `error`: no verdict on the target either way. */
+export type ErrorCause = 'adapter' | 'no-verdict' | 'setup' | 'required';
 
 export interface Evidence {
   request: string;
@@ -34,6 +43,10 @@ export interface Result {
   title: string;
   status: Status;
   reason: string;
+  /** The rule of ours the check holds the target to (level `assumption`). */
+  assumption?: string;
+  /** Why a result in `error` has no verdict. */
+  cause?: ErrorCause;
   /** The capabilities the check needs from the target's adapter. */
   requires: Capability[];
   evidence?: Evidence;
@@ -45,7 +58,7 @@ export interface Result {
 }
 
 export interface Coverage {
-  /** Checks that ran to a verdict (passed or failed). */
+  /** Checks that ran to a verdict (passed, failed or differs). */
   judged: number;
   total: number;
   /** Skipped checks by the capability whose absence skipped them (a check may count under several). */
@@ -64,7 +77,7 @@ export interface Report {
   durationMs: number;
   /** Which built-in adapter (or module) drove the target, and what it offered. */
   adapter: { name: string; capabilities: Capability[] };
-  summary: { passed: number; failed: number; skipped: number; error: number };
+  summary: { passed: number; failed: number; differs: number; skipped: number; error: number };
   coverage: Coverage;
   results: Result[];
   strictAssumptions: boolean;
@@ -114,7 +127,7 @@ export const SUITE_TOO_LATE = 'The suite was too late to judge this.';
 /** Thrown for a problem of the run itself (bad flags, unreachable target): exit status 2. */
 export class SetupError extends Error {}
 
-/** Does a failed result of this level fail the run? */
+/** Does a failed result of this level fail the run (an `assumption` one is `differs` unless strict)? */
 export function failsRun(level: Level, strictAssumptions: boolean): boolean {
   return level === 'must' || (level === 'assumption' && strictAssumptions);
 }
@@ -128,22 +141,25 @@ export interface ResultSource {
   title: string;
   section: string;
   requires?: readonly Capability[];
+  assumption?: string;
 }
 
 /**
- * Makes a check's results, for the run's checks and the receiver's alike: the check's
- * identity and clauses, its required capabilities in report order, the time it took, and
- * the reason redacted (evidence is redacted as it is made, once: a curl line redacted a
- * second time would lose its quotes).
+ * Makes a check's results, for every mode alike: the check's identity and clauses, its
+ * required capabilities in report order, the time it took, and the reason redacted
+ * (evidence is redacted as it is made, once: a curl line redacted a second time would lose
+ * its quotes). A failure of an `assumption` check is `differs` unless `strictAssumptions`:
+ * the target broke a rule of ours, not of the document.
  */
 export function resultMaker(
   check: ResultSource,
   order: readonly Capability[],
   redact: (text: string) => string,
+  strictAssumptions = false,
 ): (
   status: Status,
   reason: string,
-  extra?: { evidence?: Evidence; missing?: Capability[]; clauses?: readonly string[] },
+  extra?: { evidence?: Evidence; missing?: Capability[]; clauses?: readonly string[]; cause?: ErrorCause },
 ) => Result {
   const started = Date.now();
   const requires = order.filter((c) => check.requires?.includes(c));
@@ -154,8 +170,10 @@ export function resultMaker(
     level: check.level,
     title: check.title,
     section: check.section,
-    status,
+    status: status === 'failed' && check.level === 'assumption' && !strictAssumptions ? 'differs' : status,
     reason: redact(reason),
+    ...(check.assumption ? { assumption: check.assumption } : {}),
+    ...(status === 'error' ? { cause: extra.cause ?? 'adapter' } : {}),
     requires,
     missing: extra.missing ?? [],
     ...(extra.evidence ? { evidence: extra.evidence } : {}),

@@ -18,6 +18,9 @@ import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
 
+const STRICT_ASSUMPTIONS =
+  'fail the run when a check of our modelling (level assumption) fails, instead of reporting it apart as differs';
+
 function integer(value: string): number {
   const n = Number(value);
   if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('expected a whole number');
@@ -62,7 +65,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
     .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
-    .option('--strict-assumptions', 'fail the run when a check of our modelling (level assumption) fails', false)
+    .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
     .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
     .option('--receiver-public-url <url>', 'address the target must call to reach the receiver (a tunnel)')
@@ -153,6 +156,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       integer,
       DEFAULT_SETTLE_TIMEOUT_S,
     )
+    .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .action(async (o) => {
       if (o.legacy !== undefined && !['accept', 'reject'].includes(o.legacy))
         throw new SetupError('--legacy must be accept or reject.');
@@ -171,6 +175,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
             clientId: o.clientId,
             clientSecret: o.clientSecret,
             settleTimeoutS: o.settleTimeout,
+            strictAssumptions: Boolean(o.strictAssumptions),
           },
           out,
         ),
@@ -202,6 +207,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_CLIENT_OUT)
     .option('--concurrency <n>', 'scenarios at once, each with a driver of its own', integer, 4)
     .option('--seed <n>', 'what the scenarios draw (amounts) comes from it: the same seed sends the same', integer)
+    .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .action(async (o) => {
       setExit(
         await clientCommand(
@@ -216,6 +222,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
             out: o.out,
             concurrency: o.concurrency,
             seed: o.seed,
+            strictAssumptions: Boolean(o.strictAssumptions),
           },
           out,
         ),

@@ -53,6 +53,8 @@ export interface ReceiverOptions {
   clientId?: string;
   clientSecret?: string;
   settleTimeoutS?: number;
+  /** Fail the run when an assumption check fails, instead of reporting it as `differs`. */
+  strictAssumptions?: boolean;
 }
 
 export const DEFAULT_RECEIVER_OUT = 'reports/receiver';
@@ -606,8 +608,13 @@ export function createReceiverRegistry(legacy: 'accept' | 'reject' | undefined):
   return new Registry<ReceiverContext>().register(...receiverCheckList(legacy));
 }
 
-async function judge(check: RegisteredCheck<ReceiverContext>, r: ReceiverContext, redactor: Redactor): Promise<Result> {
-  const make = resultMaker(check, CAPABILITIES, (text) => redactor.text(text));
+async function judge(
+  check: RegisteredCheck<ReceiverContext>,
+  r: ReceiverContext,
+  redactor: Redactor,
+  strict: boolean,
+): Promise<Result> {
+  const make = resultMaker(check, CAPABILITIES, (text) => redactor.text(text), strict);
   const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
   const finish = (status: Result['status'], reason: string, evidence?: Evidence, missing: Capability[] = []) =>
     make(status, reason, { ...(evidence ? { evidence } : {}), missing });
@@ -625,8 +632,8 @@ async function judge(check: RegisteredCheck<ReceiverContext>, r: ReceiverContext
     return finish('passed', '');
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, undefined, error.missing);
-    if (error instanceof AdapterError) return finish('error', error.message);
-    if (error instanceof SetupError) return finish('error', error.message);
+    if (error instanceof AdapterError) return make('error', error.message, { cause: 'adapter' });
+    if (error instanceof SetupError) return make('error', error.message, { cause: 'setup' });
     if (error instanceof CheckFailure) {
       const subject = error.subject && 'evidence' in error.subject ? error.subject.evidence : undefined;
       return finish('failed', error.message, subject);
@@ -736,7 +743,7 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
   try {
     const r = new ReceiverContext(options, payments);
     const consoleOn = reporters.includes('console');
-    const reporter = new ConsoleReporter(out, checks.length, false);
+    const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions ?? false);
     const startedAt = new Date();
     const capabilities = CAPABILITIES.filter((c) => r.has(c));
     if (consoleOn) reporter.start(options.url, name, capabilities);
@@ -744,13 +751,18 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
     // receiver costs one answer limit, not one per check.
     const results = await Promise.all(
       checks.map(async (check) => {
-        const result = await judge(check, r, redactor);
+        const result = await judge(check, r, redactor, options.strictAssumptions ?? false);
         if (consoleOn) reporter.result(result);
         return result;
       }),
     );
     const report = buildReport(
-      { target: options.url, startedAt, adapter: { name, capabilities }, strictAssumptions: false },
+      {
+        target: options.url,
+        startedAt,
+        adapter: { name, capabilities },
+        strictAssumptions: options.strictAssumptions ?? false,
+      },
       results,
     );
     const files = writeReports(report, reporters, options.out ?? DEFAULT_RECEIVER_OUT);

@@ -35,7 +35,7 @@ export function coverageOf(results: Result[]): Coverage {
     if (r.missing.length === 0) skippedOther += 1;
     for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
   }
-  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed';
+  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed' || r.status === 'differs';
   const must = results.filter((r) => r.level === 'must');
   return {
     judged: results.filter(judged).length,
@@ -61,7 +61,13 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
     startedAt: of.startedAt.toISOString(),
     durationMs: Date.now() - of.startedAt.getTime(),
     adapter: of.adapter,
-    summary: { passed: count('passed'), failed: count('failed'), skipped: count('skipped'), error: count('error') },
+    summary: {
+      passed: count('passed'),
+      failed: count('failed'),
+      differs: count('differs'),
+      skipped: count('skipped'),
+      error: count('error'),
+    },
     coverage: coverageOf(results),
     results,
     strictAssumptions: of.strictAssumptions,
@@ -78,7 +84,10 @@ export function writeReports(report: Report, reporters: readonly string[], out: 
   return files;
 }
 
-/** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
+/**
+ * 0 every `must` check passed (skips and `differs` allowed); 1 one failed (an `assumption`
+ * one too under --strict-assumptions, where it is `failed`); 2 a check ended in error and none failed.
+ */
 export function exitCodeOf(report: Report): 0 | 1 | 2 {
   const failed = report.results.some((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions));
   return failed ? 1 : report.summary.error > 0 ? 2 : 0;

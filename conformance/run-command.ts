@@ -329,7 +329,7 @@ async function runWith(
     // Every must check is to be judged: one that was not, for whatever reason, is a setup error.
     results = results.map((r) =>
       r.level === 'must' && r.status === 'skipped'
-        ? { ...r, status: 'error', reason: `--require-capabilities all: not judged: ${r.reason}` }
+        ? { ...r, status: 'error', cause: 'required', reason: `--require-capabilities all: not judged: ${r.reason}` }
         : r,
     );
   }

@@ -43,6 +43,8 @@ export interface ClientOptions {
   requestTimeoutMs?: number;
   /** What the scenarios draw comes from it (default: a random one, printed). */
   seed?: number;
+  /** Fail the run when an assumption check fails, instead of reporting it as `differs`. */
+  strictAssumptions?: boolean;
 }
 
 export const DEFAULT_CLIENT_OUT = 'reports/client';
@@ -60,8 +62,8 @@ export function createClientRegistry(): Registry<ClientRun> {
 }
 
 /** One check's result: the outcome mapping every mode shares. */
-async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun): Promise<Result> {
-  const finish = resultMaker(check, CAPABILITIES, (text) => run.redactor.text(text));
+async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun, strict: boolean): Promise<Result> {
+  const finish = resultMaker(check, CAPABILITIES, (text) => run.redactor.text(text), strict);
   const missing = CAPABILITIES.filter(
     (c) => check.requires?.includes(c) && !run.settings.adapter.capabilities.includes(c),
   );
@@ -72,8 +74,9 @@ async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun): Promise
     return finish('passed', '');
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
-    if (error instanceof AdapterError || error instanceof NoVerdict || error instanceof SetupError)
-      return finish('error', error.message);
+    if (error instanceof AdapterError) return finish('error', error.message, { cause: 'adapter' });
+    if (error instanceof NoVerdict) return finish('error', error.message, { cause: 'no-verdict' });
+    if (error instanceof SetupError) return finish('error', error.message, { cause: 'setup' });
     if (error instanceof CheckFailure) {
       const evidence = error.subject && 'evidence' in error.subject ? error.subject.evidence : undefined;
       return finish('failed', error.message, evidence ? { evidence } : {});
@@ -129,7 +132,8 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       seed,
     });
     const consoleOn = reporters.includes('console');
-    const reporter = new ConsoleReporter(out, checks.length, false);
+    const strict = options.strictAssumptions ?? false;
+    const reporter = new ConsoleReporter(out, checks.length, strict);
     const startedAt = new Date();
     const capabilities = CAPABILITIES.filter((c) => adapter.capabilities.includes(c));
     const target = `${typeof options.driverModule === 'string' ? options.driverModule : describeDriver(driver)} (against ${baseUrl})`;
@@ -138,12 +142,12 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       out.write(`seed ${seed} (--seed ${seed} draws the same amounts again)\n`);
     }
     const results = await pool(checks, concurrency, async (check) => {
-      const result = await judge(check, run);
+      const result = await judge(check, run, strict);
       if (consoleOn) reporter.result(result);
       return result;
     });
     const report = buildReport(
-      { target, startedAt, adapter: { name: adapterName, capabilities }, strictAssumptions: false },
+      { target, startedAt, adapter: { name: adapterName, capabilities }, strictAssumptions: strict },
       results,
     );
     const files = writeReports(report, reporters, options.out ?? DEFAULT_CLIENT_OUT);

@@ -8,7 +8,7 @@ import { explainClauses } from '../clauses.ts';
 import pc from 'picocolors';
 import type { Capability } from '../adapter.ts';
 import { failsRun, type Report, type Result } from '../outcome.ts';
-import { countsOf, coverageText, failuresOf, verdictOf } from './summary.ts';
+import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
 
 export interface Output {
   write(text: string): void;
@@ -21,9 +21,11 @@ const mark = (r: Result, strict: boolean) =>
       ? pc.dim('-')
       : r.status === 'error'
         ? pc.magenta('E')
-        : failsRun(r.level, strict)
-          ? pc.red('✗')
-          : pc.yellow('!');
+        : r.status === 'differs'
+          ? pc.yellow('≠')
+          : failsRun(r.level, strict)
+            ? pc.red('✗')
+            : pc.yellow('!');
 
 const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 200);
 
@@ -51,9 +53,11 @@ export class ConsoleReporter {
         ? pc.dim(` skipped: ${r.reason}`)
         : r.status === 'failed'
           ? ` ${pc.red(firstLine(r.reason))}`
-          : r.status === 'error'
-            ? ` ${pc.magenta(`error: ${firstLine(r.reason)}`)}`
-            : pc.dim(` ${r.durationMs} ms${r.reason ? `: ${firstLine(r.reason)}` : ''}`);
+          : r.status === 'differs'
+            ? ` ${pc.yellow(`differs from our modelling: ${firstLine(r.reason)}`)}`
+            : r.status === 'error'
+              ? ` ${pc.magenta(`error: ${firstLine(r.reason)}`)}`
+              : pc.dim(` ${r.durationMs} ms${r.reason ? `: ${firstLine(r.reason)}` : ''}`);
     this.out.write(`${counter} ${mark(r, this.strict)} ${pc.bold(r.id)} ${r.title}${level}${tail}\n`);
   }
 
@@ -65,7 +69,8 @@ export class ConsoleReporter {
       const count = (s: Result['status']) => results.filter((r) => r.status === s).length;
       const failed = count('failed');
       const errors = count('error');
-      const line = `${String(count('passed')).padStart(3)} passed  ${String(failed).padStart(2)} failed  ${String(count('skipped')).padStart(2)} skipped${errors > 0 ? `  ${errors} error` : ''}  ${name}`;
+      const differs = count('differs');
+      const line = `${String(count('passed')).padStart(3)} passed  ${String(failed).padStart(2)} failed  ${String(count('skipped')).padStart(2)} skipped${differs > 0 ? `  ${differs} differs` : ''}${errors > 0 ? `  ${errors} error` : ''}  ${name}`;
       this.out.write(`  ${failed > 0 ? pc.red(line) : errors > 0 ? pc.magenta(line) : line}\n`);
     }
     this.out.write(`\n${coverageText(report.coverage)}\n`);
@@ -84,12 +89,25 @@ export class ConsoleReporter {
         else if (curl) this.out.write(`  reproduce: ${pc.dim(curl)}\n`);
       }
     }
+    const differences = differencesOf(report);
+    if (differences.length > 0) {
+      this.out.write(
+        `\n${pc.bold('Differences from our modelling')} ${pc.dim('(the document allows it; a rule of ours does not: failures only with --strict-assumptions)')}\n`,
+      );
+      for (const r of differences) {
+        this.out.write(
+          `\n${pc.yellow(pc.bold(r.id))} ${r.title}\n  ${pc.dim(`assumption: ${r.assumption ?? 'our modelling'}`)}\n  ${r.reason}\n`,
+        );
+        if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl.replace(/\n/g, '\n    '))}\n`);
+      }
+    }
     const errors = report.results.filter((r) => r.status === 'error');
     if (errors.length > 0) {
-      this.out.write(
-        `\n${pc.bold('Errors')} ${pc.dim('(no verdict on the target: an adapter call failed or did not take effect)')}\n`,
-      );
-      for (const r of errors) this.out.write(`\n${pc.magenta(pc.bold(r.id))} ${r.title}\n  ${r.reason}\n`);
+      this.out.write(`\n${pc.bold('Errors')} ${pc.dim('(no verdict on the target, either way)')}\n`);
+      for (const r of errors)
+        this.out.write(
+          `\n${pc.magenta(pc.bold(r.id))} ${r.title}\n  ${pc.dim(CAUSE_TEXT[r.cause ?? 'adapter'])}\n  ${r.reason}\n`,
+        );
     }
     const verdict = verdictOf(report);
     const colour = verdict.kind === 'failed' ? pc.red : verdict.kind === 'error' ? pc.magenta : pc.green;

@@ -9,7 +9,7 @@ import { clause, wordsOf } from '../clauses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../outcome.ts';
-import { countsOf, coverageText, failuresOf, skipGroups, verdictOf } from './summary.ts';
+import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
 
 export function htmlEscape(text: string): string {
   return text
@@ -27,7 +27,7 @@ h1{font-size:1.4rem;margin:0 0 .25rem}h2{font-size:1.1rem;margin:2rem 0 .5rem;bo
 .ok{background:#dafbe1;color:#116329}.bad{background:#ffebe9;color:#a40e26}.err{background:#fbefff;color:#8250df}
 table{border-collapse:collapse;width:100%;table-layout:fixed}td:nth-child(1){width:5rem}td:nth-child(2){width:9.5rem}
 table.plain{width:auto;table-layout:auto}table.plain td{width:auto}td,th{text-align:left;padding:.3rem .5rem;border-bottom:1px solid #eaeef2;vertical-align:top}
-.passed{color:#116329}.failed{color:#a40e26}.soft{color:#9a6700}.skipped{color:#57606a}.error{color:#8250df}
+.passed{color:#116329}.failed{color:#a40e26}.soft,.differs{color:#9a6700}.skipped{color:#57606a}.error{color:#8250df}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre{background:#f6f8fa;padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-all;margin:.25rem 0}
 details{margin:.25rem 0}summary{cursor:pointer;color:#0969da}.level{font-size:11px;color:#57606a;border:1px solid #d0d7de;border-radius:3px;padding:0 .3rem}
 a{color:#0969da}tr:target{background:#fff8c5}ol.attention li{margin:.2rem 0}
@@ -70,24 +70,35 @@ function row(r: Result, strict: boolean): string {
     ? `<details><summary>evidence</summary><div>request</div><pre>${htmlEscape(r.evidence.request)}</pre><div>response</div><pre>${htmlEscape(r.evidence.response)}</pre>${r.evidence.curl ? `<div>reproduce</div><pre>${htmlEscape(r.evidence.curl)}</pre>` : ''}</details>`
     : '';
   const requires = r.requires.length > 0 ? `<div class="meta">requires ${htmlEscape(r.requires.join(', '))}</div>` : '';
-  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${r.clauses.map((id) => `<abbr class="clause" title="${htmlEscape(wordsOf(clause(id)))}">${htmlEscape(id)}</abbr>`).join(', ')}</div>${requires}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}</td></tr>`;
+  const assumption = r.assumption ? `<div class="meta">assumption: ${htmlEscape(r.assumption)}</div>` : '';
+  const cause = r.status === 'error' ? `<div class="meta">${htmlEscape(CAUSE_TEXT[r.cause ?? 'adapter'])}</div>` : '';
+  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${r.clauses.map((id) => `<abbr class="clause" title="${htmlEscape(wordsOf(clause(id)))}">${htmlEscape(id)}</abbr>`).join(', ')}</div>${requires}${assumption}${cause}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}</td></tr>`;
 }
 
 function counts(results: Result[]): string {
   const n = (s: Result['status']) => results.filter((r) => r.status === s).length;
-  const parts = [`${n('passed')} passed`, `${n('failed')} failed`, `${n('skipped')} skipped`];
+  const parts = [`${n('passed')} passed`, `${n('failed')} failed`];
+  if (n('differs') > 0) parts.push(`${n('differs')} differs`);
+  parts.push(`${n('skipped')} skipped`);
   if (n('error') > 0) parts.push(`${n('error')} error`);
   return `${results.length} check${results.length === 1 ? '' : 's'}: ${parts.join(', ')}`;
 }
 
-/** Failures that fail the run, then the other failures, then the errors: each a link to its check. */
+/** What a result in the failures-first list is called. */
+function label(r: Result, strict: boolean): string {
+  if (r.status === 'error') return 'error';
+  if (r.status === 'differs') return 'differs from our modelling';
+  return statusClass(r, strict) === 'soft' ? `${r.level}, does not fail the run` : 'failed';
+}
+
+/** Failures that fail the run, then the other failures, the differences and the errors: each a link to its check. */
 function attention(report: Report): string {
   const { gating, soft } = failuresOf(report);
   const errors = report.results.filter((r) => r.status === 'error');
-  const items = [...gating, ...soft, ...errors];
+  const items = [...gating, ...soft, ...differencesOf(report), ...errors];
   if (items.length === 0) return '';
   const item = (r: Result) =>
-    `<li><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="${statusClass(r, report.strictAssumptions)}">${htmlEscape(r.status === 'error' ? 'error' : statusClass(r, report.strictAssumptions) === 'soft' ? `${r.level}, does not fail the run` : 'failed')}</span> ${htmlEscape(r.title)}<div class="meta">${htmlEscape(r.reason.split('\n')[0]!.slice(0, 300))}</div></li>`;
+    `<li><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="${statusClass(r, report.strictAssumptions)}">${htmlEscape(label(r, report.strictAssumptions))}</span> ${htmlEscape(r.title)}<div class="meta">${htmlEscape(r.reason.split('\n')[0]!.slice(0, 300))}</div></li>`;
   return `<section id="attention"><h2>Failures first <span class="meta">${items.length}</span></h2><ol class="attention">${items.map(item).join('')}</ol></section>`;
 }
 
@@ -116,7 +127,7 @@ export function htmlReport(report: Report): string {
   const overview = [...sections.entries()]
     .map(([name, results]) => {
       const n = (s: Result['status']) => results.filter((r) => r.status === s).length;
-      return `<tr><td class="passed">${n('passed')}</td><td class="${n('failed') > 0 ? 'failed' : 'meta'}">${n('failed')}</td><td class="skipped">${n('skipped')}</td><td class="${n('error') > 0 ? 'error' : 'meta'}">${n('error')}</td><td><a href="#${slug(name)}">${htmlEscape(name)}</a></td></tr>`;
+      return `<tr><td class="passed">${n('passed')}</td><td class="${n('failed') > 0 ? 'failed' : 'meta'}">${n('failed')}</td><td class="${n('differs') > 0 ? 'differs' : 'meta'}">${n('differs')}</td><td class="skipped">${n('skipped')}</td><td class="${n('error') > 0 ? 'error' : 'meta'}">${n('error')}</td><td><a href="#${slug(name)}">${htmlEscape(name)}</a></td></tr>`;
     })
     .join('');
   const capabilities =
@@ -130,9 +141,9 @@ export function htmlReport(report: Report): string {
 <div class="meta">${htmlEscape(countsOf(report))}</div>
 ${attention(report)}
 ${coverage(report)}
-<section id="sections"><h2>By section of the service document</h2><table class="plain"><thead><tr><th>passed</th><th>failed</th><th>skipped</th><th>error</th><th>section</th></tr></thead><tbody>${overview}</tbody></table></section>
+<section id="sections"><h2>By section of the service document</h2><table class="plain"><thead><tr><th>passed</th><th>failed</th><th>differs</th><th>skipped</th><th>error</th><th>section</th></tr></thead><tbody>${overview}</tbody></table></section>
 <form class="filter" id="filter" aria-label="Filter the results"><strong>Show</strong>
-${['all', 'failed', 'error', 'skipped', 'passed'].map((s) => `<label><input type="radio" name="status" value="${s}"${s === 'all' ? ' checked' : ''}> ${s}</label>`).join('\n')}
+${['all', 'failed', 'differs', 'error', 'skipped', 'passed'].map((s) => `<label><input type="radio" name="status" value="${s}"${s === 'all' ? ' checked' : ''}> ${s}</label>`).join('\n')}
 <input type="search" name="text" placeholder="id, title or reason" aria-label="Text to match"></form>
 ${body}
 <script>${FILTER_SCRIPT}</script>

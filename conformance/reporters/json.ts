@@ -24,6 +24,8 @@ export function jsonReport(report: Report): string {
         title: r.title,
         status: r.status,
         reason: r.reason,
+        ...(r.assumption ? { assumption: r.assumption } : {}),
+        ...(r.status === 'error' ? { cause: r.cause ?? 'adapter' } : {}),
         requires: r.requires,
         ...(r.evidence ? { evidence: r.evidence } : {}),
       })),

@@ -1,9 +1,9 @@
 /**
  * JUnit XML for CI (DIR/conformance.junit.xml): a first testsuite "coverage" with the
  * run's coverage as properties, then one testsuite per document section, one testcase per
- * check. Only failures that fail the run are <failure>; a failed `should` or `assumption`
- * check is <skipped> with the reason, and a check that could not be judged is <error>, so
- * CI agrees with the exit status.
+ * check. Only failures that fail the run are <failure>; a failed `should` check, and one
+ * that differs from our modelling, is <skipped> with the reason (and a `status` property),
+ * and a check that could not be judged is <error>, so CI agrees with the exit status.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,11 +27,19 @@ export function xmlEscape(text: string): string {
 
 function testcase(r: Result, strict: boolean): string {
   // The clauses ride as a testcase property (read by Jenkins, GitLab and most JUnit readers).
-  const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">\n      <properties><property name="clauses" value="${xmlEscape(r.clauses.join(','))}"/></properties>`;
+  const properties = [
+    ['clauses', r.clauses.join(',')],
+    ['status', r.status],
+    ...(r.assumption ? [['assumption', r.assumption]] : []),
+    ...(r.status === 'error' ? [['cause', r.cause ?? 'adapter']] : []),
+  ]
+    .map(([name, value]) => `<property name="${name}" value="${xmlEscape(value!)}"/>`)
+    .join('');
+  const head = `    <testcase classname="${xmlEscape(`conformance.${r.section}`)}" name="${xmlEscape(`${r.id} [${r.level}] ${r.title}`)}" time="${(r.durationMs / 1000).toFixed(3)}">\n      <properties>${properties}</properties>`;
   if (r.status === 'passed') return `${head}\n    </testcase>`;
   if (r.status === 'skipped') return `${head}\n      <skipped message="${xmlEscape(r.reason)}"/>\n    </testcase>`;
   if (r.status === 'error')
-    return `${head}\n      <error message="${xmlEscape(r.reason)}" type="AdapterError">${xmlEscape(r.reason)}</error>\n    </testcase>`;
+    return `${head}\n      <error message="${xmlEscape(r.reason)}" type="${r.cause === 'adapter' || r.cause === undefined ? 'AdapterError' : 'NoVerdict'}">${xmlEscape(r.reason)}</error>\n    </testcase>`;
   const detail = [
     r.reason,
     r.evidence?.request && `--- request\n${r.evidence.request}`,
@@ -40,6 +48,8 @@ function testcase(r: Result, strict: boolean): string {
   ]
     .filter(Boolean)
     .join('\n\n');
+  if (r.status === 'differs')
+    return `${head}\n      <skipped message="${xmlEscape(`differs from our modelling (${r.assumption ?? 'assumption'}; fails only with --strict-assumptions): ${r.reason}`)}"/>\n      <system-out>${xmlEscape(detail)}</system-out>\n    </testcase>`;
   if (!failsRun(r.level, strict))
     return `${head}\n      <skipped message="${xmlEscape(`${r.level} check failed (does not fail the run): ${r.reason}`)}"/>\n      <system-out>${xmlEscape(detail)}</system-out>\n    </testcase>`;
   return `${head}\n      <failure message="${xmlEscape(r.reason)}" type="${r.level}">${xmlEscape(detail)}</failure>\n    </testcase>`;
@@ -73,7 +83,7 @@ export function junitReport(report: Report): string {
   const errorsIn = (results: Result[]) => results.filter((r) => r.status === 'error').length;
   const suites = [...sections.entries()].map(([name, results]) => {
     const skipped = results.filter(
-      (r) => r.status === 'skipped' || (r.status === 'failed' && !failsRun(r.level, strict)),
+      (r) => r.status === 'skipped' || r.status === 'differs' || (r.status === 'failed' && !failsRun(r.level, strict)),
     ).length;
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
     return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict)).join('\n')}\n  </testsuite>`;

@@ -1,10 +1,10 @@
 /** The words every report uses for the verdict and the coverage, so that they say the same thing. */
 import { CAPABILITIES } from '../adapter.ts';
-import { type Coverage, failsRun, type Report, type Result } from '../outcome.ts';
+import { type Coverage, type ErrorCause, failsRun, type Report, type Result } from '../outcome.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** Failed checks that fail the run, and those that do not (should, or assumption without --strict-assumptions). */
+/** Failed checks that fail the run, and those that do not (`should` ones). */
 export function failuresOf(report: Report): { gating: Result[]; soft: Result[] } {
   const failed = report.results.filter((r) => r.status === 'failed');
   return {
@@ -13,29 +13,61 @@ export function failuresOf(report: Report): { gating: Result[]; soft: Result[] }
   };
 }
 
+/** Checks whose target did what the document allows but not what our modelling chose. */
+export function differencesOf(report: Report): Result[] {
+  return report.results.filter((r) => r.status === 'differs');
+}
+
 export type Verdict = { kind: 'failed' | 'error' | 'passed'; text: string };
+
+/** What kept a check in error from a verdict, in words. */
+export const CAUSE_TEXT: Record<ErrorCause, string> = {
+  adapter: 'an adapter call failed',
+  'no-verdict': 'the run left nothing to judge (throttled, or the suite too late)',
+  setup: 'the run could not set it up (the delivery preflight)',
+  required: 'not judged, and --require-capabilities all asks for every must check',
+};
+
+/** "1 an adapter call failed; 6 not judged, and --require-capabilities all ..." */
+export function errorCausesText(results: Result[]): string {
+  const counts = new Map<ErrorCause, number>();
+  for (const r of results)
+    if (r.status === 'error') counts.set(r.cause ?? 'adapter', (counts.get(r.cause ?? 'adapter') ?? 0) + 1);
+  return [...counts.entries()].map(([cause, n]) => `${n}: ${CAUSE_TEXT[cause]}`).join('; ');
+}
 
 export function verdictOf(report: Report): Verdict {
   const { gating, soft } = failuresOf(report);
-  const alsoSoft = soft.length > 0 ? `; ${plural(soft.length, 'other check')} failed without failing the run` : '';
+  const differs = differencesOf(report).length;
+  const also = [
+    soft.length > 0 ? `${plural(soft.length, 'should check')} failed without failing the run` : '',
+    differs > 0
+      ? `${plural(differs, 'check')} ${differs === 1 ? 'differs' : 'differ'} from our modelling only (--strict-assumptions fails ${differs === 1 ? 'it' : 'them'})`
+      : '',
+  ]
+    .filter(Boolean)
+    .map((text) => `; ${text}`)
+    .join('');
   if (gating.length > 0) {
     const which = report.strictAssumptions ? 'must or assumption check' : 'must check';
-    return { kind: 'failed', text: `FAILED: ${plural(gating.length, which)} failed${alsoSoft}` };
+    return { kind: 'failed', text: `FAILED: ${plural(gating.length, which)} failed${also}` };
   }
   const errors = report.summary.error;
   if (errors > 0) {
     return {
       kind: 'error',
-      text: `ERROR: ${plural(errors, 'check')} could not be judged: an adapter call failed${alsoSoft}`,
+      text: `ERROR: ${plural(errors, 'check')} could not be judged (${errorCausesText(report.results)})${also}`,
     };
   }
-  return { kind: 'passed', text: `PASSED: no must check failed${alsoSoft}` };
+  return { kind: 'passed', text: `PASSED: no must check failed${also}` };
 }
 
-/** "114 checks: 100 passed, 2 failed, 10 skipped, 2 errors". */
+/** "114 checks: 100 passed, 2 failed, 1 differs, 10 skipped, 2 errors". */
 export function countsOf(report: Report): string {
-  const { passed, failed, skipped, error } = report.summary;
-  const parts = [`${passed} passed`, `${failed} failed`, `${skipped} skipped`];
+  const { passed, failed, differs, skipped, error } = report.summary;
+  const parts = [`${passed} passed`, `${failed} failed`];
+  if (differs > 0) parts.push(`${differs} differs`);
+  parts.push(`${skipped} skipped`);
   if (error > 0) parts.push(plural(error, 'error'));
   return `${plural(report.results.length, 'check')}: ${parts.join(', ')}`;
 }

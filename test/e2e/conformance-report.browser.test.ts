@@ -1,5 +1,5 @@
 /**
- * The HTML report of a run with every status (passed, failed, skipped, error), read in
+ * The HTML report of a run with every status (passed, failed, differs, skipped, error), read in
  * headless Chromium as a person reads it: the failures come first and link to their
  * checks, every check and section has an anchor, and the filter shows one status or
  * what matches a text. The file loads nothing from anywhere.
@@ -27,11 +27,29 @@ const requested: string[] = [];
 
 beforeAll(async () => {
   t = await startTestServer();
-  // TOKEN-001 fails (tokenType "bearer"); the adapter's clock does nothing (AUTH-006 ends in
+  // TOKEN-001 fails (tokenType "bearer"); configuration is checked before validation (CFG-009,
+  // an assumption of ours, differs); the adapter's clock does nothing (AUTH-006 ends in
   // error); it cannot pay (HOOK-001 is skipped); the rest passes.
   proxy = await startMutatingProxy(t.url, {
-    response: (m, r) =>
-      m.url === '/api/token' && r.status === 200 ? editJson(r, (b) => ({ ...b, tokenType: 'bearer' })) : r,
+    response: (m, r) => {
+      if (m.url === '/api/token' && r.status === 200) return editJson(r, (b) => ({ ...b, tokenType: 'bearer' }));
+      const configurationFirst =
+        m.method === 'POST' &&
+        m.url === '/api/checkout-sessions' &&
+        r.body.includes('"validation_failed"') &&
+        r.body.includes('amount.total') &&
+        !r.body.includes('creditorReference');
+      return configurationFirst
+        ? editJson(r, () => ({
+            error: {
+              code: 'card_not_enabled',
+              message: 'card payments are not configured',
+              param: 'checkoutMethod',
+              doc_url: `${t.url}/docs/errors/#card_not_enabled`,
+            },
+          }))
+        : r;
+    },
   });
   run = await runSuite(
     [
@@ -40,7 +58,7 @@ beforeAll(async () => {
       '--adapter',
       'test/support/adapters/stuck-clock.ts',
       '--only',
-      'TOKEN-001,TOKEN-002,AUTH-001,AUTH-006,HOOK-001',
+      'TOKEN-001,TOKEN-002,AUTH-001,AUTH-006,CFG-009,HOOK-001',
       '--reporter',
       'json,html',
     ],
@@ -79,17 +97,21 @@ describe('the HTML report in a browser', () => {
       ['TOKEN-002', 'passed'],
       ['AUTH-001', 'passed'],
       ['AUTH-006', 'error'],
+      ['CFG-009', 'differs'],
       ['HOOK-001', 'skipped'],
     ]);
   });
 
-  it('lists the failures first, then the errors, each a link to its check', async () => {
+  it('lists the failures first, then the differences and the errors, each a link to its check', async () => {
     const page = await openReport();
     const items = page.locator('#attention li a');
     expect(await items.evaluateAll((links) => links.map((a) => a.getAttribute('href')))).toEqual([
       '#TOKEN-001',
+      '#CFG-009',
       '#AUTH-006',
     ]);
+    expect(await page.locator('#attention li').nth(1).innerText()).toContain('differs from our modelling');
+    expect(await page.locator('tr#CFG-009').innerText()).toContain('assumption: the table of validation');
     await items.first().click();
     expect(new URL(page.url()).hash).toBe('#TOKEN-001');
     const top = await page.locator('tr#TOKEN-001').evaluate((row) => row.getBoundingClientRect().top);
@@ -103,15 +125,16 @@ describe('the HTML report in a browser', () => {
   it('shows the coverage: checks judged of the total, and skips by missing capability', async () => {
     const page = await openReport();
     const coverage = await page.locator('#coverage').innerText();
-    expect(coverage).toContain('Coverage: 3 of 5 checks judged; skipped for attempt: 1 check');
+    expect(coverage).toContain('Coverage: 4 of 6 checks judged; skipped for attempt: 1 check');
     await page.close();
   });
 
   it('filters by status and by text, hiding the sections left empty', async () => {
     const page = await openReport();
-    expect(await visibleRows(page)).toHaveLength(5);
+    expect(await visibleRows(page)).toHaveLength(6);
     for (const [status, ids] of [
       ['failed', ['TOKEN-001']],
+      ['differs', ['CFG-009']],
       ['error', ['AUTH-006']],
       ['skipped', ['HOOK-001']],
       ['passed', ['TOKEN-002', 'AUTH-001']],

@@ -378,7 +378,7 @@ describe('reports of a failing run', () => {
   );
 
   it(
-    'a failing assumption check does not fail the run, unless --strict-assumptions',
+    'a failing assumption check is reported apart as differs, naming the assumption, and fails the run only with --strict-assumptions',
     async () => {
       // Configuration checked before validation: our modelled order (CFG-009) is broken, nothing else.
       const mutation = {
@@ -406,11 +406,18 @@ describe('reports of a failing run', () => {
         api: mutation,
         args: ['--reporter', 'json,console'],
       });
-      expect(lenient.result('CFG-009').status, explain(lenient)).toBe('failed');
+      const differs = lenient.result('CFG-009');
+      expect(differs.status, explain(lenient)).toBe('differs');
+      expect(differs.assumption).toMatch(/validation before configuration/);
+      expect(lenient.report!.summary).toMatchObject({ passed: 1, failed: 0, differs: 1 });
       expect(lenient.code).toBe(0);
-      // The verdict says what failed and whether it counts, in plain words.
-      expect(lenient.stdout).toContain('PASSED: no must check failed; 1 other check failed without failing the run\n');
-      expect(lenient.stdout).toMatch(/\n2 checks: 1 passed, 1 failed, 0 skipped in [\d.]+ s\n/);
+      // The verdict says what differs and whether it counts, in plain words.
+      expect(lenient.stdout).toContain(
+        'PASSED: no must check failed; 1 check differs from our modelling only (--strict-assumptions fails it)\n',
+      );
+      expect(lenient.stdout).toMatch(/\n2 checks: 1 passed, 0 failed, 1 differs, 0 skipped in [\d.]+ s\n/);
+      expect(lenient.stdout).toContain('Differences from our modelling');
+      expect(lenient.stdout).toMatch(/≠ CFG-009 .*differs from our modelling: /);
       const strict = await runVariant(t.url, {
         name: 'order',
         only: 'CFG-009',
@@ -418,6 +425,7 @@ describe('reports of a failing run', () => {
         args: ['--strict-assumptions', '--reporter', 'json,console'],
       });
       expect(strict.result('CFG-009').status).toBe('failed');
+      expect(strict.report!.summary).toMatchObject({ failed: 1, differs: 0 });
       expect(strict.code).toBe(1);
       expect(strict.stdout).toContain('FAILED: 1 must or assumption check failed');
     },

@@ -16,8 +16,10 @@ export interface ReportResult {
   rule: string;
   level: 'must' | 'should' | 'assumption';
   title: string;
-  status: 'passed' | 'failed' | 'skipped' | 'error';
+  status: 'passed' | 'failed' | 'differs' | 'skipped' | 'error';
   reason: string;
+  assumption?: string;
+  cause?: 'adapter' | 'no-verdict' | 'setup' | 'required';
   requires: string[];
   evidence?: { request: string; response: string; curl: string };
 }
@@ -28,7 +30,7 @@ export interface JsonReport {
   startedAt: string;
   durationMs: number;
   adapter: { name: string; capabilities: string[] };
-  summary: { passed: number; failed: number; skipped: number; error: number };
+  summary: { passed: number; failed: number; differs: number; skipped: number; error: number };
   coverage: {
     judged: number;
     total: number;
