@@ -24,6 +24,14 @@ export { AdapterError, CAPABILITIES } from './adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
 export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
+export type {
+  ConstraintItem,
+  DescriptionCoverage,
+  ErrorCodeItem,
+  ResponseItem,
+  Undocumented,
+  WebhookEventItem,
+} from './description-coverage.ts';
 export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run-command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';

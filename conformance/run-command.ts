@@ -15,6 +15,7 @@ import type { RegisteredCheck as Check } from './check-definition.ts';
 import { createRegistry } from './checks/index.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run-context.ts';
+import { descriptionCoverage } from './description-coverage.ts';
 import { send } from './http.ts';
 import { at, isObject, text } from './json.ts';
 import { type Report, type Result, SetupError } from './outcome.ts';
@@ -339,6 +340,11 @@ async function runWith(
       startedAt,
       adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
       strictAssumptions: options.strictAssumptions,
+      descriptionCoverage: descriptionCoverage({
+        baseUrl: options.baseUrl,
+        exchanges: run.exchanges,
+        deliveries: receiver.everything(),
+      }),
     },
     results,
   );
