@@ -76,6 +76,8 @@ export interface ConformanceOptions {
   receiverPort?: number;
   receiverPublicUrl?: string;
   concurrency?: number;
+  /** Percent of the description the run must exercise; below it the outcome's exit code is 2 (README, "Description coverage"). */
+  minCoverage?: number;
 }
 
 /** Runs the suite; throws SetupError when the run itself cannot go ahead (the CLI's exit 2). */
@@ -97,6 +99,7 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
       receiverPort: options.receiverPort ?? 0,
       receiverPublicUrl: options.receiverPublicUrl,
       concurrency: options.concurrency ?? 8,
+      minCoverage: options.minCoverage,
     },
     output,
   );
