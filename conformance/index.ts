@@ -24,6 +24,14 @@ export { AdapterError, CAPABILITIES } from './adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
 export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
+export type {
+  ConstraintItem,
+  DescriptionCoverage,
+  ErrorCodeItem,
+  ResponseItem,
+  Undocumented,
+  WebhookEventItem,
+} from './description-coverage.ts';
 export { SetupError } from './outcome.ts';
 export type { RunOutcome } from './run-command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
@@ -68,6 +76,8 @@ export interface ConformanceOptions {
   receiverPort?: number;
   receiverPublicUrl?: string;
   concurrency?: number;
+  /** Percent of the description the run must exercise; below it the outcome's exit code is 2 (README, "Description coverage"). */
+  minCoverage?: number;
 }
 
 /** Runs the suite; throws SetupError when the run itself cannot go ahead (the CLI's exit 2). */
@@ -89,6 +99,7 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
       receiverPort: options.receiverPort ?? 0,
       receiverPublicUrl: options.receiverPublicUrl,
       concurrency: options.concurrency ?? 8,
+      minCoverage: options.minCoverage,
     },
     output,
   );

@@ -5,6 +5,7 @@
  */
 import type { Capability } from './adapter.ts';
 import { renderRule } from './clauses.ts';
+import type { DescriptionCoverage } from './description-coverage.ts';
 import type { Exchange } from './exchange.ts';
 
 /**
@@ -79,6 +80,8 @@ export interface Report {
   adapter: { name: string; capabilities: Capability[] };
   summary: { passed: number; failed: number; differs: number; skipped: number; error: number };
   coverage: Coverage;
+  /** `run` only: what the run exercised of the description (description-coverage.ts). */
+  descriptionCoverage?: DescriptionCoverage;
   results: Result[];
   strictAssumptions: boolean;
 }

@@ -27,6 +27,12 @@ function integer(value: string): number {
   return n;
 }
 
+function percentage(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 100) throw new InvalidArgumentError('expected a percentage from 0 to 100');
+  return n;
+}
+
 export function buildProgram(setExit: (code: number) => void): Command {
   const program = new Command('payment-conformance')
     .description(
@@ -97,6 +103,11 @@ export function buildProgram(setExit: (code: number) => void): Command {
       integer,
     )
     .option('--concurrency <n>', 'checks run at once', integer, 8)
+    .option(
+      '--min-coverage <percent>',
+      'exit 2 when the run exercised less than this percentage of the description (its documented statuses, error codes, webhook events and request constraints, each one item)',
+      percentage,
+    )
     .action(async (o, command: Command) => {
       setExit(
         await runCommand(
@@ -121,6 +132,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
             exploreCases: o.exploreCases,
             seed: o.seed,
             concurrency: o.concurrency,
+            minCoverage: o.minCoverage,
           },
           out,
         ),

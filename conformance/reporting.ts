@@ -5,6 +5,7 @@
 import path from 'node:path';
 import type { Capability } from './adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
+import type { DescriptionCoverage } from './description-coverage.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
@@ -51,6 +52,7 @@ export interface ReportOf {
   startedAt: Date;
   adapter: { name: string; capabilities: Capability[] };
   strictAssumptions: boolean;
+  descriptionCoverage?: DescriptionCoverage;
 }
 
 export function buildReport(of: ReportOf, results: Result[]): Report {
@@ -69,6 +71,7 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
       error: count('error'),
     },
     coverage: coverageOf(results),
+    ...(of.descriptionCoverage ? { descriptionCoverage: of.descriptionCoverage } : {}),
     results,
     strictAssumptions: of.strictAssumptions,
   };

@@ -15,6 +15,7 @@ import type { RegisteredCheck as Check } from './check-definition.ts';
 import { createRegistry } from './checks/index.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run-context.ts';
+import { descriptionCoverage, shortfallText } from './description-coverage.ts';
 import { send } from './http.ts';
 import { at, isObject, text } from './json.ts';
 import { type Report, type Result, SetupError } from './outcome.ts';
@@ -53,6 +54,8 @@ export interface RunOptions {
   exploreCases?: number;
   /** The exploration's seed: the same seed replays the same sequences. */
   seed?: number;
+  /** Percent of the description the run must exercise (descriptionCoverage.percent); below it the run exits 2. */
+  minCoverage?: number;
 }
 
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
@@ -148,11 +151,15 @@ export interface RunOutcome {
   report: Report;
   /** The report files written (json, junit, html). */
   files: string[];
+  /** With --min-coverage, when the run exercised less of the description: the figure and what was missing. */
+  belowMinCoverage?: string;
 }
 
 /** `payment-conformance run`; throws SetupError for a problem of the run itself (exit 2). */
 export async function runCommand(options: RunOptions, out: Output): Promise<number> {
-  return (await execute(options, out)).exitCode;
+  const outcome = await execute(options, out);
+  if (outcome.belowMinCoverage) process.stderr.write(`payment-conformance: ${outcome.belowMinCoverage}\n`);
+  return outcome.exitCode;
 }
 
 interface Adapted {
@@ -237,6 +244,11 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     !(Number.isSafeInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)
   )
     throw new SetupError('--seed must be a whole number from 0 to 4294967295.');
+  if (
+    options.minCoverage !== undefined &&
+    !(Number.isFinite(options.minCoverage) && options.minCoverage >= 0 && options.minCoverage <= 100)
+  )
+    throw new SetupError('--min-coverage must be a percentage from 0 to 100.');
   const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
   const selected = createRegistry().select(options.only);
@@ -339,10 +351,28 @@ async function runWith(
       startedAt,
       adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
       strictAssumptions: options.strictAssumptions,
+      descriptionCoverage: descriptionCoverage({
+        baseUrl: options.baseUrl,
+        exchanges: run.exchanges,
+        deliveries: receiver.everything(),
+      }),
     },
     results,
   );
   const files = writeReports(report, reporters, options.out);
   if (consoleOn) reporter.summary(report, files);
-  return { exitCode: exitCodeOf(report), report, files };
+  const exitCode = exitCodeOf(report);
+  const below = belowMinCoverage(report, options.minCoverage);
+  // Too little of the description exercised is a problem of the run's setup, like a missing
+  // capability under --require-capabilities: exit 2, unless a must check failed (exit 1).
+  return below
+    ? { exitCode: exitCode === 1 ? 1 : 2, report, files, belowMinCoverage: below }
+    : { exitCode, report, files };
+}
+
+/** The --min-coverage line when the run's figure is under it: the figure, and every item not exercised. */
+function belowMinCoverage(report: Report, minimum: number | undefined): string | undefined {
+  const coverage = report.descriptionCoverage;
+  if (minimum === undefined || !coverage || coverage.percent >= minimum) return undefined;
+  return `--min-coverage ${minimum}: ${shortfallText(coverage)}`;
 }

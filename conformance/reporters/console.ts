@@ -8,6 +8,7 @@ import { explainClauses } from '../clauses.ts';
 import pc from 'picocolors';
 import type { Capability } from '../adapter.ts';
 import { failsRun, type Report, type Result } from '../outcome.ts';
+import { descriptionCoverageText } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
 
 export interface Output {
@@ -74,6 +75,7 @@ export class ConsoleReporter {
       this.out.write(`  ${failed > 0 ? pc.red(line) : errors > 0 ? pc.magenta(line) : line}\n`);
     }
     this.out.write(`\n${coverageText(report.coverage)}\n`);
+    if (report.descriptionCoverage) this.out.write(`\n${descriptionCoverageText(report.descriptionCoverage)}`);
     const { gating, soft } = failuresOf(report);
     if (gating.length + soft.length > 0) {
       this.out.write(`\n${pc.bold('Failures')}\n`);

@@ -9,6 +9,7 @@ import { clause, wordsOf } from '../clauses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../outcome.ts';
+import { descriptionCoverageHtml } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
 
 export function htmlEscape(text: string): string {
@@ -141,6 +142,7 @@ export function htmlReport(report: Report): string {
 <div class="meta">${htmlEscape(countsOf(report))}</div>
 ${attention(report)}
 ${coverage(report)}
+${report.descriptionCoverage ? descriptionCoverageHtml(report.descriptionCoverage, htmlEscape) : ''}
 <section id="sections"><h2>By section of the service document</h2><table class="plain"><thead><tr><th>passed</th><th>failed</th><th>differs</th><th>skipped</th><th>error</th><th>section</th></tr></thead><tbody>${overview}</tbody></table></section>
 <form class="filter" id="filter" aria-label="Filter the results"><strong>Show</strong>
 ${['all', 'failed', 'differs', 'error', 'skipped', 'passed'].map((s) => `<label><input type="radio" name="status" value="${s}"${s === 'all' ? ' checked' : ''}> ${s}</label>`).join('\n')}

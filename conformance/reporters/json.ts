@@ -16,6 +16,7 @@ export function jsonReport(report: Report): string {
       adapter: report.adapter,
       summary: report.summary,
       coverage: report.coverage,
+      ...(report.descriptionCoverage ? { descriptionCoverage: report.descriptionCoverage } : {}),
       results: report.results.map((r) => ({
         id: r.id,
         clauses: r.clauses,

@@ -1,13 +1,16 @@
 /**
  * JUnit XML for CI (DIR/conformance.junit.xml): a first testsuite "coverage" with the
- * run's coverage as properties, then one testsuite per document section, one testcase per
- * check. Only failures that fail the run are <failure>; a failed `should` check, and one
+ * run's coverage as properties, for `run` a testsuite "description-coverage" with what the
+ * run exercised of the description, then one testsuite per document section, one testcase
+ * per check. Only failures that fail the run are <failure>; a failed `should` check, and one
  * that differs from our modelling, is <skipped> with the reason (and a `status` property),
  * and a check that could not be judged is <error>, so CI agrees with the exit status.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../outcome.ts';
+import type { DescriptionCoverage } from '../description-coverage.ts';
+import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
 import { coverageText, skipGroups } from './summary.ts';
 
 /** Any character XML 1.0 forbids (https://www.w3.org/TR/xml/#charsets). */
@@ -74,6 +77,14 @@ function coverageSuite(report: Report): string {
   return `  <testsuite name="coverage" tests="0" failures="0" errors="0" skipped="0" time="0" timestamp="${xmlEscape(report.startedAt)}">\n    <properties>\n${lines.join('\n')}\n    </properties>\n    <system-out>${xmlEscape(coverageText(coverage))}</system-out>\n  </testsuite>`;
 }
 
+/** What the run exercised of the description, as properties of a testsuite with no testcase (README, "Description coverage"). */
+function descriptionCoverageSuite(report: Report, c: DescriptionCoverage): string {
+  const lines = descriptionCoverageProperties(c).map(
+    ([name, value]) => `      <property name="${xmlEscape(name)}" value="${xmlEscape(value)}"/>`,
+  );
+  return `  <testsuite name="description-coverage" tests="0" failures="0" errors="0" skipped="0" time="0" timestamp="${xmlEscape(report.startedAt)}">\n    <properties>\n${lines.join('\n')}\n    </properties>\n    <system-out>${xmlEscape(descriptionCoverageSystemOut(c))}</system-out>\n  </testsuite>`;
+}
+
 export function junitReport(report: Report): string {
   const strict = report.strictAssumptions;
   const sections = new Map<string, Result[]>();
@@ -88,7 +99,7 @@ export function junitReport(report: Report): string {
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
     return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict)).join('\n')}\n  </testsuite>`;
   });
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...suites].join('\n')}\n</testsuites>\n`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...(report.descriptionCoverage ? [descriptionCoverageSuite(report, report.descriptionCoverage)] : []), ...suites].join('\n')}\n</testsuites>\n`;
 }
 
 export function writeJunitReport(report: Report, dir: string): string {

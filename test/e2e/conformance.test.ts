@@ -71,7 +71,17 @@ describe('the whole suite against the reference server', () => {
   it('reports every listed check once, in the JSON format the README documents', () => {
     const report = full.report!;
     expect(Object.keys(report).sort()).toEqual(
-      ['adapter', 'coverage', 'durationMs', 'results', 'startedAt', 'summary', 'target', 'tool'].sort(),
+      [
+        'adapter',
+        'coverage',
+        'descriptionCoverage',
+        'durationMs',
+        'results',
+        'startedAt',
+        'summary',
+        'target',
+        'tool',
+      ].sort(),
     );
     expect(report.tool).toEqual({
       name: 'payment-conformance',

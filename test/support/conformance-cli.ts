@@ -7,6 +7,7 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
+import type { DescriptionCoverage } from '../../conformance/description-coverage.ts';
 import { SUITE_TOO_LATE } from '../../conformance/outcome.ts';
 import { repoRoot } from './description.ts';
 
@@ -38,6 +39,8 @@ export interface JsonReport {
     skippedOther: number;
     must: { judged: number; total: number };
   };
+  /** `run` only. */
+  descriptionCoverage?: DescriptionCoverage;
   results: ReportResult[];
 }
 
