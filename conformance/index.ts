@@ -15,12 +15,16 @@ export type {
   Credentials,
   Delivery,
   FaultKind,
+  LegacyTransactionRequest,
+  Merchant,
   OrganisationSettings,
   Outcome,
+  PaymentLinkRequest,
+  PaymentLinkState,
   Rail,
   TargetAdapter,
 } from './adapter.ts';
-export { AdapterError, CAPABILITIES } from './adapter.ts';
+export { AdapterError, CAPABILITIES, CAPABILITY_METHODS, MODELLED_STAND_INS } from './adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
 export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
 export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
@@ -59,7 +63,10 @@ export interface ConformanceOptions {
   adapter?: TargetAdapter | string;
   /** With `adapter: 'manual'`: how long to wait for each payment (default 300 s). */
   manualTimeoutMs?: number;
-  /** `all`, or comma-separated capabilities whose absence is a setup error rather than skipped checks. */
+  /**
+   * `all`, or comma-separated capabilities whose absence is a setup error rather than skipped
+   * checks; `all` leaves out paymentLinks and legacyTransactions (the modelled requests stand in).
+   */
   requireCapabilities?: string;
   /** A JSON file of organisation profiles, for a target whose organisations the adapter cannot make. */
   config?: string;

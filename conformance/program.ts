@@ -57,7 +57,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
     )
     .option(
       '--require-capabilities <list>',
-      'all, or capabilities (comma-separated) whose absence is a setup error rather than skipped checks',
+      'all, or capabilities (comma-separated) whose absence is a setup error rather than skipped checks; all leaves out paymentLinks and legacyTransactions, for which the modelled requests stand in, and makes any must check left unjudged an error',
     )
     .option(
       '--manual-timeout <seconds>',

@@ -16,7 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command, Option } from 'commander';
 import ts from 'typescript';
-import { CAPABILITIES, type Capability } from '../conformance/adapter.ts';
+import { CAPABILITIES, type Capability, MODELLED_STAND_INS } from '../conformance/adapter.ts';
 import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/clauses.ts';
 import type { RegisteredCheck } from '../conformance/check-definition.ts';
 import { createRegistry } from '../conformance/checks/index.ts';
@@ -88,13 +88,23 @@ const CAPABILITY_USE: Record<Capability, string> = {
   attempt: 'completion, declines, redirects and every webhook',
   webhookDeliveries: 'that nothing is sent (on decline, expiry, without webhookUrl), and what the target recorded',
   injectFault: 'a retry after a committed 500, unsigned deliveries',
+  paymentLinks:
+    'payment links in the target’s own shape (without it, the modelled POST /api/payment-links, skipping these checks when refused)',
+  legacyTransactions:
+    'legacy transactions made the target’s own way (without it, the modelled POST /api/transaction, skipping these checks when refused)',
 };
 
+/**
+ * Each capability's checks: those that need it; for one the modelled requests stand in for,
+ * which no check needs, those that use it when offered.
+ */
 function capabilityTable(): string {
   const checks = createRegistry().all();
   const rows = CAPABILITIES.map((capability) => {
-    const needing = checks.filter((c) => c.requires?.includes(capability)).map((c) => c.id);
-    return [code(capability), String(needing.length), CAPABILITY_USE[capability], needing.join(', ')];
+    const ids = checks
+      .filter((c) => (MODELLED_STAND_INS.includes(capability) ? c.uses : c.requires)?.includes(capability))
+      .map((c) => c.id);
+    return [code(capability), String(ids.length), CAPABILITY_USE[capability], ids.join(', ')];
   });
   const free = checks.filter((c) => (c.requires ?? []).length === 0).length;
   return `${table(['capability', 'checks', 'what it checks', 'check ids'], rows)}\n\n${free} of ${checks.length} checks need no capability: organisations (made or from --config profiles) are enough.`;

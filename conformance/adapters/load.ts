@@ -7,7 +7,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CAPABILITIES, type Capability, type TargetAdapter } from '../adapter.ts';
+import { CAPABILITIES, CAPABILITY_METHODS, type Capability, type TargetAdapter } from '../adapter.ts';
 import { SetupError } from '../outcome.ts';
 import { sandboxAdapter } from './sandbox.ts';
 
@@ -32,11 +32,13 @@ export function checkAdapter(adapter: unknown, where: string): TargetAdapter {
   if (unknown.length > 0) {
     throw new SetupError(`${where}: unknown capabilities ${unknown.join(', ')} (known: ${CAPABILITIES.join(', ')}).`);
   }
-  const methodless = (declared as Capability[]).filter(
-    (c) => typeof (adapter as Record<string, unknown>)[c] !== 'function',
+  const lacking = (declared as Capability[]).flatMap((c) =>
+    CAPABILITY_METHODS[c]
+      .filter((m) => typeof (adapter as Record<string, unknown>)[m] !== 'function')
+      .map((m) => (m === c ? c : `${c} (${m})`)),
   );
-  if (methodless.length > 0) {
-    throw new SetupError(`${where}: declares ${methodless.join(', ')} without a method of that name.`);
+  if (lacking.length > 0) {
+    throw new SetupError(`${where}: declares ${lacking.join(', ')} without a method of that name.`);
   }
   return adapter as TargetAdapter;
 }

@@ -46,6 +46,8 @@ const createAdapter = ({ baseUrl }) => {
       'attempt',
       'webhookDeliveries',
       'injectFault',
+      'paymentLinks',
+      'legacyTransactions',
     ],
 
     /**
@@ -123,6 +125,48 @@ const createAdapter = ({ baseUrl }) => {
       void orgId;
       void times;
       notYet('injectFault');
+    },
+
+    // paymentLinks and legacyTransactions: the document does not show how payment links and
+    // legacy transactions are made, so without these the suite sends the requests it
+    // modelled (conformance/README.md), and skips the checks that need one if your
+    // implementation refuses them. Offer them to make these payments your own way. Each is
+    // made for \`merchant\`: { orgId, mode, credentials, accessToken }, an organisation's API
+    // key and a bearer token the suite got with it; make the payment as that merchant would
+    // (e.g. POST with Authorization: Bearer accessToken), in its organisation and mode.
+
+    /**
+     * paymentLinks: a payment link payable by card (any amount), sending its completion
+     * event to link.webhookUrl when given. Returns { id }: the link's id, its transaction id.
+     */
+    async createPaymentLink(merchant, link) {
+      void merchant;
+      void link; // { webhookUrl? }
+      return notYet('createPaymentLink');
+    },
+
+    /**
+     * paymentLinks: the link as the merchant reads it back (GET /api/payment-links/{id}), in
+     * the document's words: { status?, testMode? }, each only where your read has it;
+     * status one of created (payable), pending, completed (paid), failed, expired. After
+     * an attempt the suite reads until the status shows its outcome (--settle-timeout).
+     */
+    async readPaymentLink(merchant, id) {
+      void merchant;
+      void id;
+      return notYet('readPaymentLink');
+    },
+
+    /**
+     * legacyTransactions: a transaction made the older way (POST /api/transaction, a payment
+     * square or the portal), payable by card, whose legacy two-field body goes to
+     * transaction.webhookUrl, made with transaction.foreignTransactionId where your way takes
+     * one. Returns { transactionId }: its UUID.
+     */
+    async createLegacyTransaction(merchant, transaction) {
+      void merchant;
+      void transaction; // { webhookUrl, foreignTransactionId }
+      return notYet('createLegacyTransaction');
     },
 
     /** Called once at the end of the run. */

@@ -162,11 +162,15 @@ export async function expectNothingDelivered(
   }
 }
 
+/** The merchant's own id a legacy transaction is made with, which its body may echo. */
+export const LEGACY_FOREIGN_ID = 'legacy-1';
+
 /**
- * A legacy transaction paid, and its delivery. The request and response shapes of POST
- * /api/transaction are our modelling (the document does not show them): when the target
- * does not accept the modelled request or answers without a UUID transactionId, the
- * legacy path cannot be reached and the check is skipped.
+ * A legacy transaction paid, and its delivery. The document does not show how one is made:
+ * an adapter offering legacyTransactions makes it in the target's own way; else the suite
+ * sends our modelled POST /api/transaction, and when the target does not accept it or
+ * answers without a UUID transactionId, the legacy path cannot be reached and the check is
+ * skipped, naming legacyTransactions.
  */
 export async function legacyDelivery(
   ctx: CheckContext,
@@ -174,23 +178,31 @@ export async function legacyDelivery(
 ): Promise<{ d: Received; transactionId: string }> {
   const org = await ctx.target.organisation();
   const hook = ctx.hooks.hook(label);
-  const created = await ctx.api.send('POST', '/api/transaction', {
-    token: await ctx.api.token(org),
-    json: legacyTransactionBody({ webhookUrl: hook.url }),
-  });
-  ctx.hooks.skipWhenRefused(created, hook.url);
-  const transactionId = text(created.json, 'transactionId');
-  if (created.status !== 200 || transactionId === undefined || !UUID.test(transactionId)) {
-    throw new CheckSkipped(
-      `POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached`,
-    );
-  }
-  ctx.api.remember(org, created, 'transactionId');
+  const transactionId =
+    (await ctx.target.legacyTransaction(org, hook.url, LEGACY_FOREIGN_ID)) ?? (await modelledLegacy(ctx, org, hook));
   await ctx.target.attempt(org, { kind: 'transaction', id: transactionId }, 'card', 'succeeded');
   const [d] = await ctx.hooks.waitFor(hook, 1);
   if (!d)
     fail(`No legacy webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing.`);
   return { d, transactionId };
+}
+
+/** A legacy transaction through our modelled POST /api/transaction; its transaction id. */
+async function modelledLegacy(ctx: CheckContext, org: Org, hook: Hook): Promise<string> {
+  const created = await ctx.api.send('POST', '/api/transaction', {
+    token: await ctx.api.token(org),
+    json: legacyTransactionBody({ webhookUrl: hook.url, foreignTransactionId: LEGACY_FOREIGN_ID }),
+  });
+  ctx.hooks.skipWhenRefused(created, hook.url);
+  const transactionId = text(created.json, 'transactionId');
+  if (created.status !== 200 || transactionId === undefined || !UUID.test(transactionId)) {
+    throw new CheckSkipped(
+      `POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached: an adapter offering legacyTransactions makes them in the target's own way`,
+      ['legacyTransactions'],
+    );
+  }
+  ctx.api.remember(org, created, 'transactionId');
+  return transactionId;
 }
 
 /** A delivery as the receiver got it, for a report. */

@@ -213,10 +213,11 @@ export const readChecks: Check[] = [
     title:
       'GET /api/transaction/{link id} answers while the payment link is payable and is 404 not_found once it settles',
     requires: ['attempt'],
+    uses: ['paymentLinks'],
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
       const token = await ctx.api.token(org);
-      const id = await ctx.api.paymentLink(org, { creditorReference: { reference: 'LINK-READ' } });
+      const id = await ctx.target.paymentLink(org, { reference: 'LINK-READ' });
       const path = encodeURIComponent(id);
       const payable = await ctx.api.send('GET', `/api/transaction/${path}`, { token });
       expectStatus(payable, 200, 'GET /api/transaction/{id} for a payable payment link');
@@ -259,10 +260,11 @@ export const readChecks: Check[] = [
     clauses: ['auth.isolation', 'code.not-found'],
     section,
     title: "another organisation's payment link gives 404 not_found, never 403",
+    uses: ['paymentLinks'],
     async run(ctx) {
       const owner = await ctx.target.sharedOrganisation();
       const other = await ctx.target.secondOrganisation();
-      const id = await ctx.api.paymentLink(owner, { creditorReference: { reference: 'LINK-ISO' } });
+      const id = await ctx.target.paymentLink(owner, { reference: 'LINK-ISO' });
       const path = `/api/payment-links/${encodeURIComponent(id)}`;
       const own = await ctx.api.send('GET', path, { token: await ctx.api.token(owner) });
       expectStatus(own, 200, 'reading a payment link by its own organisation');

@@ -17,6 +17,7 @@ import {
   FRESH_ALLOWANCE_S,
   failWith,
   firstDelivery,
+  LEGACY_FOREIGN_ID,
   legacyDelivery,
   paidSession,
   secretOf,
@@ -348,8 +349,9 @@ const checks: Check[] = [
     clauses: ['legacy.payload', 'legacy.webhook', 'ver.legacy'],
     section,
     title:
-      'a transaction created through POST /api/transaction gets the legacy body: only transactionId and foreignTransactionId, no event, no signature',
+      'a transaction created the older way (POST /api/transaction) gets the legacy body: only transactionId and foreignTransactionId, no event, no signature',
     requires: ['attempt'],
+    uses: ['legacyTransactions'],
     async run(ctx) {
       const { d } = await legacyDelivery(ctx, 'legacy');
       if (!isObject(d.body))
@@ -370,20 +372,24 @@ const checks: Check[] = [
     clauses: ['legacy.payload', 'legacy.webhook'],
     section,
     title:
-      'the legacy body names the transaction POST /api/transaction answered, and the foreignTransactionId given in the (modelled) request or null',
+      'the legacy body names the transaction created the older way, and the foreignTransactionId given at its creation or null',
     requires: ['attempt'],
+    uses: ['legacyTransactions'],
     async run(ctx) {
       const { d, transactionId } = await legacyDelivery(ctx, 'legacy-echo');
       if (at(d.body, 'transactionId') !== transactionId)
         failWith(
-          `The legacy body names transaction ${show(at(d.body, 'transactionId'))}; POST /api/transaction answered ${transactionId}.`,
+          `The legacy body names transaction ${show(at(d.body, 'transactionId'))}; the transaction created was ${transactionId}.`,
           d,
         );
-      // The field name of the legacy request is our modelling: a target that did not read it
-      // may send null, but a value other than the one given is someone else's.
+      // How the older way takes the merchant's id is not shown: a target that did not take
+      // it may send null, but a value other than the one given is someone else's.
       const foreign = at(d.body, 'foreignTransactionId');
-      if (foreign !== 'legacy-1' && foreign !== null)
-        failWith(`The legacy body has foreignTransactionId ${show(foreign)}; the request gave "legacy-1".`, d);
+      if (foreign !== LEGACY_FOREIGN_ID && foreign !== null)
+        failWith(
+          `The legacy body has foreignTransactionId ${show(foreign)}; the transaction was created with "${LEGACY_FOREIGN_ID}".`,
+          d,
+        );
     },
   },
   {
@@ -399,11 +405,12 @@ const checks: Check[] = [
     section,
     title: 'a paid payment link sends a signed event with checkoutSessionId null and transactionId = the link id',
     requires: ['attempt'],
+    uses: ['paymentLinks'],
     async run(ctx) {
       const org = await ctx.target.organisation();
       const secret = secretOf(org);
       const hook = ctx.hooks.hook('link');
-      const id = await ctx.api.paymentLink(org, { webhookUrl: hook.url });
+      const id = await ctx.target.paymentLink(org, { webhookUrl: hook.url });
       await ctx.target.attempt(org, { kind: 'payment-link', id }, 'card', 'succeeded');
       const [d] = await ctx.hooks.waitFor(hook, 1);
       if (!d) fail(`No webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the link being paid.`);

@@ -170,7 +170,8 @@ export class Api {
   /**
    * A payment link through the request shape we modelled (the document shows none): when
    * the target refuses it, the situation cannot be reached and the check is skipped with
-   * that reason, never judged on our modelling.
+   * that reason, never judged on our modelling; an adapter offering paymentLinks would
+   * reach it (Target.paymentLink).
    */
   async paymentLink(org: Org, patch: Record<string, unknown> = {}): Promise<string> {
     const exchange = await this.send('POST', '/api/payment-links', {
@@ -181,7 +182,8 @@ export class Api {
     const id = text(exchange.json, 'id');
     if (exchange.status !== 200 || id === undefined) {
       throw new CheckSkipped(
-        `POST /api/payment-links refused the modelled request (status ${exchange.status}); the document does not show its shape, so no payment link can be made`,
+        `POST /api/payment-links refused the modelled request (status ${exchange.status}); the document does not show its shape, so no payment link can be made: an adapter offering paymentLinks makes them in the target's own shape`,
+        ['paymentLinks'],
       );
     }
     this.remember(org, exchange);

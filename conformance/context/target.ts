@@ -11,12 +11,14 @@ import {
   type Credentials,
   type Delivery,
   type FaultKind,
+  type Merchant,
   type OrganisationSettings,
   type Outcome,
+  type PaymentLinkState,
   type Rail,
 } from '../adapter.ts';
 import { clause } from '../clauses.ts';
-import { at, text } from '../json.ts';
+import { at, isObject, show, text } from '../json.ts';
 import { CheckSkipped } from '../outcome.ts';
 import { poll } from '../poll.ts';
 import { type Api, sessionBody } from './api.ts';
@@ -30,6 +32,19 @@ const KNOWN_STATUSES = new Set(['created', 'pending', 'completed', 'failed', 'ex
 
 /** The status an attempt's outcome must leave a checkout session in (States and transitions). */
 const EXPECTED: Record<Outcome, string> = { succeeded: 'completed', declined: 'failed', pending: 'pending' };
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Whether a status read after an attempt ends the wait for its outcome: the outcome's own
+ * status, or another the document names but `created`, `pending` and the status from
+ * before. The status list is open: a status the document does not name may come on the way.
+ */
+function outcomeShows(outcome: Outcome, before: unknown): (status: unknown) => boolean {
+  const expected = EXPECTED[outcome];
+  return (status) =>
+    status === expected || (KNOWN_STATUSES.has(status as string) && !['created', 'pending', before].includes(status));
+}
 
 /**
  * Sections of the register about the token endpoint: a check citing one judges the very
@@ -238,10 +253,7 @@ export class Target {
    * the wait at once, for the checks to judge. Gives the last status read.
    */
   async settled(org: Org, sessionId: string, outcome: Outcome, before?: unknown): Promise<unknown> {
-    const expected = EXPECTED[outcome];
-    // The status list is open: a status the document does not name may come on the way.
-    const ends = (status: unknown) =>
-      status === expected || (KNOWN_STATUSES.has(status as string) && !['created', 'pending', before].includes(status));
+    const ends = outcomeShows(outcome, before);
     const read = await poll(
       () => this.api.readSession(org, sessionId),
       (r) => r.status !== 200 || ends(at(r.json, 'status')),
@@ -251,21 +263,25 @@ export class Target {
   }
 
   /**
-   * Whether the target shows it took a succeeded attempt on the session, by something
-   * other than the status the checks judge: the payer sent on with its checkoutSessionId
-   * (the Redirect rule), or a delivery the target recorded for it.
+   * Whether the target shows it took a succeeded attempt on the session (or link), by
+   * something other than the status: the payer sent on with its checkoutSessionId (the
+   * Redirect rule; a link's transactionId), or a delivery the target recorded for it.
    */
-  private async attemptShown(sessionId: string, redirectTo: string | null): Promise<boolean> {
+  private async attemptShown(target: AttemptTarget, redirectTo: string | null): Promise<boolean> {
+    const session = target.kind === 'checkout-session';
+    const param = session ? 'checkoutSessionId' : 'transactionId';
     if (redirectTo !== null && URL.canParse(redirectTo)) {
-      if (new URL(redirectTo).searchParams.get('checkoutSessionId') === sessionId) return true;
+      if (new URL(redirectTo).searchParams.get(param) === target.id) return true;
     }
     if (!this.has('webhookDeliveries') || !this.declared.includes('webhookDeliveries')) return false;
-    return (await this.deliveries({ checkoutSessionId: sessionId })).length > 0;
+    const query = session ? { checkoutSessionId: target.id } : { transactionId: target.id };
+    return (await this.deliveries(query)).length > 0;
   }
 
   /**
-   * A payment attempt. On a checkout session the suite then waits for the outcome to show
-   * (see settled). When a succeeded attempt leaves the status as it was, the suite asks
+   * A payment attempt. On a checkout session, and on a payment link the adapter reads, the
+   * suite then waits for the outcome to show (see settled). When a succeeded attempt leaves
+   * the status as it was, the suite asks
    * whether the target took the attempt at all (attemptShown): if it did, the status is
    * the checks' to judge; if nothing shows it, the adapter may not have reached the
    * target, and the suite cannot tell, so no verdict is drawn.
@@ -278,18 +294,126 @@ export class Target {
   ): Promise<{ redirectTo: string | null; status?: unknown }> {
     const what = `attempt(${target.kind} ${target.id}, ${rail}, ${outcome})`;
     const session = target.kind === 'checkout-session';
-    const before = session ? at((await this.api.readSession(org, target.id)).json, 'status') : undefined;
+    // A link is followed when the adapter reads links in the target's shape (the modelled
+    // read is not the document's) and its read gives a status; else the attempt is taken
+    // at its word, as the checks judge what follows it through the public API.
+    const link = target.kind === 'payment-link' && this.readsLinks;
+    const before = session
+      ? at((await this.api.readSession(org, target.id)).json, 'status')
+      : link
+        ? await this.linkStatus(org, target.id)
+        : undefined;
     const done = await this.call('attempt', what, () => this.run.adapter.attempt?.(target, rail, outcome));
     const redirectTo = typeof at(done, 'redirectTo') === 'string' ? (at(done, 'redirectTo') as string) : null;
-    if (!session) return { redirectTo };
-    const status = await this.settled(org, target.id, outcome, before);
+    if (!session && before === undefined) return { redirectTo };
+    const status = session
+      ? await this.settled(org, target.id, outcome, before)
+      : await this.settledLink(org, target.id, outcome, before);
     const unmoved = status === 'created' || status === before;
-    if (outcome === 'succeeded' && unmoved && !(await this.attemptShown(target.id, redirectTo))) {
+    if (outcome === 'succeeded' && unmoved && !(await this.attemptShown(target, redirectTo))) {
+      const reads = session ? 'the session still reads' : 'readPaymentLink still says';
       throw new AdapterError(
-        `${what} did not take effect: the session still reads ${JSON.stringify(status)} after ${this.run.settings.settleTimeoutMs / 1000} s, and neither a redirect nor a delivery record shows the target took the attempt (either the adapter did not pay it or the target did not record it)`,
+        `${what} did not take effect: ${reads} ${JSON.stringify(status)} after ${this.run.settings.settleTimeoutMs / 1000} s, and neither a redirect nor a delivery record shows the target took the attempt (either the adapter did not pay it or the target did not record it)`,
       );
     }
     return { redirectTo, status };
+  }
+
+  /** Does the check reach payment links through the adapter (paymentLinks, offered and declared)? */
+  private get readsLinks(): boolean {
+    return this.has('paymentLinks') && this.declared.includes('paymentLinks');
+  }
+
+  /** The merchant of the organisation's key of that mode, with a token for it. */
+  private async merchant(org: Org, mode: Mode = 'test'): Promise<Merchant> {
+    const accessToken = await this.api.token(org, mode);
+    return { orgId: org.id, mode, credentials: org.keys[mode]!, accessToken };
+  }
+
+  /**
+   * A payment link of the organisation (test mode), sending its event to `webhookUrl` when
+   * given: in the target's own shape when the adapter offers paymentLinks, else through the
+   * request we modelled (`reference` labels that one), which a target may refuse: the
+   * check is then skipped, naming paymentLinks. Gives the link's id.
+   */
+  async paymentLink(org: Org, link: { webhookUrl?: string; reference?: string } = {}): Promise<string> {
+    const { webhookUrl, reference } = link;
+    if (!this.readsLinks) {
+      return this.api.paymentLink(org, {
+        ...(webhookUrl === undefined ? {} : { webhookUrl }),
+        ...(reference === undefined ? {} : { creditorReference: { reference } }),
+      });
+    }
+    const merchant = await this.merchant(org);
+    const request = webhookUrl === undefined ? {} : { webhookUrl };
+    const made = await this.call('paymentLinks', `createPaymentLink(${JSON.stringify(request)})`, () =>
+      this.run.adapter.createPaymentLink?.(merchant, request),
+    );
+    const id = at(made, 'id');
+    if (typeof id !== 'string' || id === '')
+      throw new AdapterError(`createPaymentLink returned ${show(made)}; expected { id } (the link's transaction id)`);
+    return id;
+  }
+
+  /**
+   * A link's status as the adapter reads it (paymentLinks), or undefined when its read has
+   * none, or fails: the read may be the public GET /api/payment-links/{id}, whose failures
+   * are the checks' to judge (READ-008), so a failing read only stops the suite following
+   * the link. A read the suite cannot take (not { status?, testMode? }) is the adapter's
+   * fault, and so is a testMode against the key the link was made with: no check judges a
+   * link's testMode, so that confirms the adapter and blames no one else.
+   */
+  private async linkStatus(org: Org, id: string, mode: Mode = 'test'): Promise<string | undefined> {
+    const merchant = await this.merchant(org, mode);
+    const what = `readPaymentLink(${id})`;
+    let read: PaymentLinkState;
+    try {
+      read = await this.call('paymentLinks', what, () => this.run.adapter.readPaymentLink?.(merchant, id));
+    } catch (error) {
+      if (error instanceof AdapterError) return undefined;
+      throw error;
+    }
+    const status = at(read, 'status');
+    const testMode = at(read, 'testMode');
+    if (
+      !isObject(read) ||
+      (status !== undefined && typeof status !== 'string') ||
+      (testMode !== undefined && typeof testMode !== 'boolean')
+    )
+      throw new AdapterError(`${what} returned ${show(read)}; expected { status?: string, testMode?: boolean }`);
+    if (testMode !== undefined && testMode !== (mode === 'test'))
+      throw new AdapterError(`${what} says testMode ${testMode} for a link made with a ${mode}-mode key`);
+    return status;
+  }
+
+  /** As settled, for a payment link read through the adapter; its last status, or undefined once a read fails. */
+  private async settledLink(org: Org, id: string, outcome: Outcome, before: unknown): Promise<unknown> {
+    const ends = outcomeShows(outcome, before);
+    return poll(
+      () => this.linkStatus(org, id),
+      (status) => status === undefined || ends(status),
+      this.run.settings.settleTimeoutMs,
+    );
+  }
+
+  /**
+   * A legacy transaction of the organisation (test mode) whose body goes to `webhookUrl`:
+   * made by the adapter when it offers legacyTransactions, else undefined (the check sends
+   * the modelled request itself). Gives its transaction id, a UUID (What the service does).
+   */
+  async legacyTransaction(org: Org, webhookUrl: string, foreignTransactionId: string): Promise<string | undefined> {
+    if (!this.has('legacyTransactions') || !this.declared.includes('legacyTransactions')) return undefined;
+    const merchant = await this.merchant(org);
+    const request = { webhookUrl, foreignTransactionId };
+    const made = await this.call('legacyTransactions', `createLegacyTransaction(${JSON.stringify(request)})`, () =>
+      this.run.adapter.createLegacyTransaction?.(merchant, request),
+    );
+    const id = at(made, 'transactionId');
+    if (typeof id !== 'string' || !UUID.test(id))
+      throw new AdapterError(
+        `createLegacyTransaction returned ${show(made)}; expected { transactionId } (the transaction's UUID)`,
+      );
+    return id;
   }
 
   /** A payment attempt on a checkout session. */

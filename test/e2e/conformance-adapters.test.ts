@@ -4,8 +4,10 @@
  * much as the built-in sandbox adapter; an adapter that only makes organisations gives
  * skips that name what is missing; a throwing adapter, or one whose call has no effect,
  * is a setup error and never a verdict; --config profiles on the server with its sandbox
- * off skip exactly what such an adapter skips; --require-capabilities; `adapter init`;
- * and --adapter manual with a person (here, a script) paying on the hosted page.
+ * off skip exactly what such an adapter skips; --require-capabilities; payment links and
+ * legacy transactions in a target's own shapes, with and without the adapter's
+ * paymentLinks and legacyTransactions; `adapter init`; and --adapter manual with a person
+ * (here, a script) paying on the hosted page.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,9 +15,11 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPABILITIES } from '../../conformance/adapter.ts';
+import { CAPABILITIES, MODELLED_STAND_INS } from '../../conformance/adapter.ts';
 import { type CliRun, cli, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { repoRoot } from '../support/description.ts';
+import type { MutatingProxy } from '../support/mutating-proxy.ts';
+import { startOwnShapesProxy } from '../support/own-shapes-proxy.ts';
 import { type Org, SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 import { paced } from '../support/pace.ts';
 
@@ -58,7 +62,11 @@ describe('a team’s adapter module', () => {
       );
       const late = expectPassed(browser).length;
       expect(browser.report!.summary).toEqual({ passed: total - late, failed: 0, skipped: 0, error: late });
-      expect(browser.report!.adapter).toEqual({ name: adapter('browser'), capabilities: [...CAPABILITIES] });
+      // Written before paymentLinks and legacyTransactions: the server takes the modelled requests.
+      expect(browser.report!.adapter).toEqual({
+        name: adapter('browser'),
+        capabilities: CAPABILITIES.filter((c) => !MODELLED_STAND_INS.includes(c)),
+      });
       expect(browser.report!.coverage).toMatchObject({ judged: total, total, skippedOther: 0 });
     },
     paced(300_000),
@@ -135,6 +143,10 @@ describe('a team’s adapter module', () => {
     const methodless = await cli(['run', '--base-url', t.url, '--adapter', bad]);
     expect(methodless.code).toBe(2);
     expect(methodless.stderr).toMatch(/declares attempt without a method of that name/);
+    writeFileSync(bad, "export default { capabilities: ['paymentLinks'], async createPaymentLink() {} };\n");
+    const half = await cli(['run', '--base-url', t.url, '--adapter', bad]);
+    expect(half.code).toBe(2);
+    expect(half.stderr).toMatch(/declares paymentLinks \(readPaymentLink\) without a method of that name/);
     const both = await cli(['run', '--base-url', t.url, '--adapter', bad, '--sandbox-token', SANDBOX_TOKEN]);
     expect(both.code).toBe(2);
     expect(both.stderr).toMatch(/--adapter and --sandbox-token/);
@@ -183,6 +195,104 @@ describe('--require-capabilities', () => {
       expect(all.code, explain(all)).toBe(0);
     },
     paced(60_000),
+  );
+});
+
+describe('payment links and legacy transactions in a target’s own shapes', () => {
+  // The checks that make a payment link or a legacy transaction, and what each is made with.
+  const LINKS = ['AUTH-009', 'READ-008', 'READ-010', 'HOOK-023'];
+  const LEGACY = ['HOOK-022', 'HOOK-025'];
+  const only = ['--only', [...LINKS, ...LEGACY].join(',')];
+  let own: MutatingProxy;
+  beforeAll(async () => {
+    own = await startOwnShapesProxy(t.url);
+  });
+  afterAll(async () => {
+    await own?.close();
+  });
+
+  it(
+    'an adapter of the earlier interface keeps working unchanged where the modelled requests are taken',
+    async () => {
+      const earlier = await runSuite(
+        ['--base-url', t.url, '--adapter', adapter('earlier-interface'), ...only, '--require-capabilities', 'all'],
+        ADAPTER_ENV,
+        TS,
+      );
+      expectPassed(earlier);
+      for (const id of [...LINKS, ...LEGACY]) expect(earlier.result(id).status, explain(earlier)).toBe('passed');
+    },
+    paced(120_000),
+  );
+
+  it(
+    'without paymentLinks and legacyTransactions, a target refusing the modelled requests leaves their checks skipped, naming them; under --require-capabilities all, in error',
+    async () => {
+      const args = ['--base-url', own.url, '--adapter', adapter('earlier-interface'), ...only];
+      const skipped = await runSuite(args, ADAPTER_ENV, TS);
+      expectPassed(skipped);
+      for (const id of LINKS) {
+        expect(skipped.result(id).status, explain(skipped)).toBe('skipped');
+        expect(skipped.result(id).reason).toMatch(/an adapter offering paymentLinks/);
+      }
+      for (const id of LEGACY) {
+        expect(skipped.result(id).status, explain(skipped)).toBe('skipped');
+        expect(skipped.result(id).reason).toMatch(/an adapter offering legacyTransactions/);
+      }
+      expect(skipped.report!.coverage.skippedFor).toEqual({
+        paymentLinks: LINKS.length,
+        legacyTransactions: LEGACY.length,
+      });
+      const all = await runSuite([...args, '--require-capabilities', 'all'], ADAPTER_ENV, TS);
+      expect(all.code, explain(all)).toBe(2);
+      for (const id of [...LINKS, ...LEGACY]) {
+        expect(all.result(id).status).toBe('error');
+        expect(all.result(id).reason).toMatch(/^--require-capabilities all: not judged: /);
+      }
+    },
+    paced(120_000),
+  );
+
+  it(
+    'with them, the same target has those checks judged through the adapter, and --require-capabilities all holds',
+    async () => {
+      const judged = await runSuite(
+        ['--base-url', own.url, '--adapter', adapter('own-shapes'), ...only, '--require-capabilities', 'all'],
+        ADAPTER_ENV,
+        TS,
+      );
+      expectPassed(judged);
+      for (const id of [...LINKS, ...LEGACY]) expect(judged.result(id).status, explain(judged)).toBe('passed');
+      expect(judged.report!.adapter.capabilities).toEqual([...CAPABILITIES]);
+    },
+    paced(120_000),
+  );
+
+  it(
+    'an adapter whose link payment has no effect, or whose legacy create throws: errors, never failures',
+    async () => {
+      const broken = await runSuite(
+        ['--base-url', own.url, '--adapter', adapter('own-shapes'), ...only, '--settle-timeout', '2'],
+        { ...ADAPTER_ENV, ADAPTER_BROKEN: 'links' },
+        TS,
+      );
+      expect(broken.code, explain(broken)).toBe(2);
+      for (const id of ['READ-008', 'HOOK-023']) {
+        expect(broken.result(id).status, explain(broken)).toBe('error');
+        expect(broken.result(id).reason).toMatch(
+          /^attempt\(payment-link [0-9a-f-]{36}, card, succeeded\) did not take effect: readPaymentLink still says "created" after 2 s/,
+        );
+      }
+      for (const id of LEGACY) {
+        expect(broken.result(id).status, explain(broken)).toBe('error');
+        expect(broken.result(id).reason).toMatch(
+          /^createLegacyTransaction\(.*\) failed: the legacy transaction service is down$/,
+        );
+      }
+      // The checks that do not pay a link are judged as before.
+      for (const id of ['AUTH-009', 'READ-010']) expect(broken.result(id).status, explain(broken)).toBe('passed');
+    },
+    paced(120_000),
   );
 });
 

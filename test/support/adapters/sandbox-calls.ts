@@ -15,6 +15,7 @@ export function sandboxCalls(baseUrl: string) {
     deleteApiKey: calls.deleteApiKey!,
     rotateWebhookSecret: calls.rotateWebhookSecret!,
     advanceClock: calls.advanceClock!,
+    attempt: calls.attempt!,
     webhookDeliveries: calls.webhookDeliveries!,
     injectFault: calls.injectFault!,
   };
