@@ -258,7 +258,7 @@ describe('payment-conformance receiver: reports, --only and real events', () => 
         ];
         const example = await reported(shopUrl, real);
         expect(example.code, example.stdout + example.stderr).toBe(0);
-        expect(example.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
+        expect(example.report.summary).toEqual({ passed: 17, failed: 0, differs: 0, skipped: 0, error: 0 });
         expect(example.result('RCV-017').status).toBe('passed');
         expect(JSON.stringify(example.report)).not.toContain(credentials.clientSecret);
 
@@ -279,7 +279,7 @@ describe('payment-conformance receiver: reports, --only and real events', () => 
         expect(madeUp.result('RCV-001').reason).toMatch(/made-up payment/);
         const withReal = await reported(readsBack.url, real);
         expect(withReal.code, withReal.stdout + withReal.stderr).toBe(0);
-        expect(withReal.report.summary).toEqual({ passed: 17, failed: 0, skipped: 0, error: 0 });
+        expect(withReal.report.summary).toEqual({ passed: 17, failed: 0, differs: 0, skipped: 0, error: 0 });
       } finally {
         for (const s of servers) await new Promise((resolve) => s.close(resolve));
         await t.close();
