@@ -283,7 +283,7 @@ const legal: Variant[] = [
   {
     name: 'a completed event delivered more than once',
     hook: repeatedDelivery,
-    only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007',
+    only: 'HOOK-00?,HOOK-01?,HOOK-02?,HOOK-03?,RESP-007',
   },
   {
     name: 'error messages worded differently',

@@ -1,0 +1,62 @@
+/**
+ * Broken variants for the parts of clauses a looser reading leaves unjudged, each designed
+ * from the clause's words like those of clause-mutants.ts (which lists these with its own):
+ * what counts as an answer to a delivery ("Any 2xx status"; "Any other status"; "A 4xx
+ * other than 408 or 429 is treated as final").
+ */
+import type { ClauseMutant } from './clause-mutants.ts';
+import type { Mutation, Reply } from './mutating-proxy.ts';
+
+/** The sender sees another status than the receiver gave, where `when` picks the receiver's answer. */
+const senderSees = (when: (r: Reply) => boolean, status: number): Mutation => ({
+  response: (_m, r) => (when(r) ? { ...r, status } : r),
+});
+
+/**
+ * A sender that follows a redirect as a browser would: 307 and 308 repeat the POST at the
+ * Location, the others turn it into a GET; the answer there is the one it takes.
+ */
+const followsRedirects: Mutation = {
+  request: async (m, _k, forward) => {
+    const r = await forward(m);
+    const location = r.headers.location;
+    if (r.status < 300 || r.status > 399 || !location || !URL.canParse(location)) return r;
+    const { pathname, search } = new URL(location);
+    const repeat = r.status === 307 || r.status === 308;
+    return forward({ ...m, url: `${pathname}${search}`, ...(repeat ? {} : { method: 'GET', body: '' }) });
+  },
+};
+
+export const clausePartMutants: ClauseMutant[] = [
+  // ---- Response and retry behaviour: what counts as an answer ----
+  {
+    clauses: ['retry.success'],
+    name: 'only 200 counts as delivered: a 201, 202 or 204 is retried on the card rail',
+    hook: senderSees((r) => r.status > 200 && r.status < 300, 500),
+  },
+  {
+    clauses: ['retry.success'],
+    name: 'a 2xx with no body is taken as a failure',
+    hook: senderSees((r) => r.status >= 200 && r.status < 300 && r.body === '', 502),
+  },
+  {
+    clauses: ['retry.failure'],
+    name: 'a redirect counts as delivered: a card delivery answered 302 or 307 is not retried',
+    hook: senderSees((r) => r.status >= 300 && r.status < 400, 200),
+  },
+  {
+    clauses: ['retry.failure', 'receiver.post'],
+    name: 'the sender follows a redirect to its Location',
+    hook: followsRedirects,
+  },
+  {
+    clauses: ['retry.failure'],
+    name: 'a 503 counts as delivered',
+    hook: senderSees((r) => r.status === 503, 200),
+  },
+  {
+    clauses: ['retry.final'],
+    name: 'only 400 is final: a card delivery answered 404 or 410 is retried',
+    hook: senderSees((r) => r.status === 404 || r.status === 410, 500),
+  },
+];
