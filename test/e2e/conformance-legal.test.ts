@@ -309,7 +309,7 @@ const legal: Variant[] = [
     name: 'session ids in another form within the cs_ rule',
     api: idFormatApi,
     hook: idFormatHook,
-    only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,RESP-*',
+    only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,HOOK-034,RESP-*',
   },
   {
     name: 'an extra v2= digest and the header parts reordered',
@@ -319,7 +319,7 @@ const legal: Variant[] = [
   {
     name: 'a status of its own (authorised) on the way to completed',
     api: statusOnTheWay(),
-    only: 'LIFE-*,HOOK-001,READ-001',
+    only: 'LIFE-*,HOOK-001,HOOK-034,READ-001',
   },
   {
     name: 'a further digest version under a name of its own (v2_hs512=)',
@@ -344,7 +344,7 @@ const legal: Variant[] = [
   {
     name: 'an event kind of its own sent ahead of every completed event',
     hook: announcedFirst(),
-    only: 'HOOK-002,HOOK-004,HOOK-010,HOOK-015,HOOK-021,HOOK-024',
+    only: 'HOOK-002,HOOK-004,HOOK-010,HOOK-015,HOOK-021,HOOK-024,HOOK-031,HOOK-034',
   },
   {
     name: 'sessions expired in a sweep, a moment after they are due',

@@ -2,10 +2,14 @@
  * Broken variants for the parts of clauses a looser reading leaves unjudged, each designed
  * from the clause's words like those of clause-mutants.ts (which lists these with its own):
  * what counts as an answer to a delivery ("Any 2xx status"; "Any other status"; "A 4xx
- * other than 408 or 429 is treated as final").
+ * other than 408 or 429 is treated as final"), and the order of completion and its webhook
+ * ("a prompt to read").
  */
 import type { ClauseMutant } from './clause-mutants.ts';
-import type { Mutation, Reply } from './mutating-proxy.ts';
+import { parse, pathOf } from './conformance-variants.ts';
+import { editJson, type Message, type Mutation, type Reply } from './mutating-proxy.ts';
+
+const isRead = (m: Message) => m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m));
 
 /** The sender sees another status than the receiver gave, where `when` picks the receiver's answer. */
 const senderSees = (when: (r: Reply) => boolean, status: number): Mutation => ({
@@ -26,6 +30,38 @@ const followsRedirects: Mutation = {
     return forward({ ...m, url: `${pathname}${search}`, ...(repeat ? {} : { method: 'GET', body: '' }) });
   },
 };
+
+/**
+ * A target that commits a payment's status only once its delivery is answered: while a
+ * delivery naming the session waits for its answer, the session still reads pending.
+ */
+function statusAfterDelivery(): Pick<ClauseMutant, 'api' | 'hook'> {
+  const waiting = new Map<string, number>();
+  return {
+    hook: {
+      request: async (m, _k, forward) => {
+        const id = parse(m.body)?.checkoutSessionId;
+        if (typeof id !== 'string') return m;
+        waiting.set(id, (waiting.get(id) ?? 0) + 1);
+        try {
+          return await forward(m);
+        } finally {
+          waiting.set(id, waiting.get(id)! - 1);
+        }
+      },
+    },
+    api: {
+      response: (m, r) =>
+        isRead(m) && r.status === 200
+          ? editJson(r, (b) =>
+              b.status === 'completed' && (waiting.get(b.id) ?? 0) > 0
+                ? { ...b, status: 'pending', transactionType: 'open_banking' }
+                : b,
+            )
+          : r,
+    },
+  };
+}
 
 export const clausePartMutants: ClauseMutant[] = [
   // ---- Response and retry behaviour: what counts as an answer ----
@@ -58,5 +94,11 @@ export const clausePartMutants: ClauseMutant[] = [
     clauses: ['retry.final'],
     name: 'only 400 is final: a card delivery answered 404 or 410 is retried',
     hook: senderSees((r) => r.status === 404 || r.status === 410, 500),
+  },
+  // ---- What the service does, States and transitions: the order of completion and its webhook ----
+  {
+    clauses: ['svc.prompt', 'state.completed-webhook', 'event.completed'],
+    name: 'the status is committed once the delivery is answered: a read made while it waits says pending',
+    ...statusAfterDelivery(),
   },
 ];
