@@ -2,8 +2,9 @@
  * Legal variants of the reference server (service document: what is not part of the
  * contract), made by mutating proxies: message wording, JSON key order, extra response
  * fields, extra signature versions and header part order, token text format, id format
- * within its rule, and a repeated delivery of a completed event. The suite must pass
- * each of them, and all of them at once over the whole suite.
+ * within its rule, headers of the token endpoint's 401 of its own, and a repeated delivery
+ * of a completed event. The suite must pass each of them, and all of them at once over the
+ * whole suite.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +147,22 @@ const refusalTime: Mutation = {
   response: (m, r) =>
     pathOf(m) === '/api/token' && r.status === 401
       ? editJson(r, (b) => ({ ...b, at: new Date(Math.floor(Date.now() / 1000) * 1000).toISOString() }))
+      : r,
+};
+
+// The token endpoint's 401 with headers of its own: one the same for an unknown client id and a
+// wrong secret, one that differs on every answer (a trace id).
+const refusalHeaders: Mutation = {
+  response: (m, r) =>
+    pathOf(m) === '/api/token' && r.status === 401
+      ? {
+          ...r,
+          headers: {
+            ...r.headers,
+            'www-authenticate': 'Form realm="payments"',
+            'x-trace-id': randomBytes(8).toString('hex'),
+          },
+        }
       : r,
 };
 
@@ -332,6 +349,11 @@ const legal: Variant[] = [
     only: 'TOKEN-*',
   },
   {
+    name: 'a 401 of the token endpoint with headers of its own, one of them per answer',
+    api: refusalHeaders,
+    only: 'TOKEN-*',
+  },
+  {
     name: 'a committed 500 replayed to its retries',
     api: replayedServerError(),
     only: 'IDEM-*',
@@ -381,6 +403,7 @@ describe.concurrent('legal variants pass', () => {
             idFormatApi,
             statusOnTheWay(),
             refusalTime,
+            refusalHeaders,
             replayedServerError(),
             pendingEvent(),
             expirySweep(),

@@ -2,14 +2,16 @@
  * Broken variants for the parts of clauses a looser reading leaves unjudged, each designed
  * from the clause's words like those of clause-mutants.ts (which lists these with its own):
  * what counts as an answer to a delivery ("Any 2xx status"; "Any other status"; "A 4xx
- * other than 408 or 429 is treated as final"), and the order of completion and its webhook
- * ("a prompt to read").
+ * other than 408 or 429 is treated as final"), the order of completion and its webhook
+ * ("a prompt to read"), and the token endpoint's identical answer down to its headers.
  */
 import type { ClauseMutant } from './clause-mutants.ts';
 import { parse, pathOf } from './conformance-variants.ts';
-import { editJson, type Message, type Mutation, type Reply } from './mutating-proxy.ts';
+import { editJson, type Knowledge, type Message, type Mutation, type Reply } from './mutating-proxy.ts';
 
 const isRead = (m: Message) => m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m));
+const isToken = (m: Message) => pathOf(m) === '/api/token';
+const clientIdOf = (m: Message) => new URLSearchParams(m.body).get('clientId') ?? '';
 
 /** The sender sees another status than the receiver gave, where `when` picks the receiver's answer. */
 const senderSees = (when: (r: Reply) => boolean, status: number): Mutation => ({
@@ -63,6 +65,8 @@ function statusAfterDelivery(): Pick<ClauseMutant, 'api' | 'hook'> {
   };
 }
 
+const isKnownClient = (m: Message, k: Knowledge) => k.orgByClientId.has(clientIdOf(m));
+
 export const clausePartMutants: ClauseMutant[] = [
   // ---- Response and retry behaviour: what counts as an answer ----
   {
@@ -100,5 +104,16 @@ export const clausePartMutants: ClauseMutant[] = [
     clauses: ['svc.prompt', 'state.completed-webhook', 'event.completed'],
     name: 'the status is committed once the delivery is answered: a read made while it waits says pending',
     ...statusAfterDelivery(),
+  },
+  // ---- POST /api/token: the identical answer ----
+  {
+    clauses: ['token.identical'],
+    name: 'the 401 for a wrong secret carries a WWW-Authenticate header the unknown client id’s lacks',
+    api: {
+      response: (m, r, k) =>
+        isToken(m) && r.status === 401 && isKnownClient(m, k)
+          ? { ...r, headers: { ...r.headers, 'www-authenticate': 'Form realm="api", error="invalid_client_secret"' } }
+          : r,
+    },
   },
 ];
