@@ -1,10 +1,10 @@
 /**
  * Legal variants of the reference server (service document: what is not part of the
  * contract), made by mutating proxies: message wording, JSON key order, extra response
- * fields, extra signature versions and header part order, token text format, id format
- * within its rule, headers of the token endpoint's 401 of its own, and a repeated delivery
- * of a completed event. The suite must pass each of them, and all of them at once over the
- * whole suite.
+ * fields, extra signature versions and header part order, token text format, id and
+ * generated code formats within their rules, headers of the token endpoint's 401 of its
+ * own, and a repeated delivery of a completed event. The suite must pass each of them, and
+ * all of them at once over the whole suite.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -164,6 +164,26 @@ const refusalHeaders: Mutation = {
           },
         }
       : r,
+};
+
+// Codes made for sessions created without one, in another form within the field's rule (lower
+// case, a space), the same on every read.
+const generatedCodes = (): Mutation => {
+  const made = new Map<string, string>();
+  const isRead = (m: Message) => m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m));
+  return {
+    response: (m, r) => {
+      if (r.status !== 200) return r;
+      if (isCreate(m) && parse(m.body)?.creditorReference?.code === undefined)
+        return editJson(r, (b) => {
+          if (typeof b.code !== 'string') return b;
+          const code = `ab ${b.code.toLowerCase()}`.slice(0, 12);
+          made.set(b.code, code);
+          return { ...b, code };
+        });
+      return isRead(m) ? editJson(r, (b) => (made.has(b.code) ? { ...b, code: made.get(b.code) } : b)) : r;
+    },
+  };
 };
 
 // A committed 500 replayed to the retries with its key ("replays its result").
@@ -354,6 +374,11 @@ const legal: Variant[] = [
     only: 'TOKEN-*',
   },
   {
+    name: 'generated codes in another form within the rule (lower case, a space)',
+    api: generatedCodes(),
+    only: 'READ-*,VAL-01?,RESP-00[1-6]',
+  },
+  {
     name: 'a committed 500 replayed to its retries',
     api: replayedServerError(),
     only: 'IDEM-*',
@@ -404,6 +429,7 @@ describe.concurrent('legal variants pass', () => {
             statusOnTheWay(),
             refusalTime,
             refusalHeaders,
+            generatedCodes(),
             replayedServerError(),
             pendingEvent(),
             expirySweep(),

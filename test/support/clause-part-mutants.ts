@@ -3,10 +3,11 @@
  * from the clause's words like those of clause-mutants.ts (which lists these with its own):
  * what counts as an answer to a delivery ("Any 2xx status"; "Any other status"; "A 4xx
  * other than 408 or 429 is treated as final"), the order of completion and its webhook
- * ("a prompt to read"), and the token endpoint's identical answer down to its headers.
+ * ("a prompt to read"), the token endpoint's identical answer down to its headers, and a
+ * value the service makes (a generated `code`) held to the rule of the field.
  */
 import type { ClauseMutant } from './clause-mutants.ts';
-import { parse, pathOf } from './conformance-variants.ts';
+import { isCreate, parse, pathOf } from './conformance-variants.ts';
 import { editJson, type Knowledge, type Message, type Mutation, type Reply } from './mutating-proxy.ts';
 
 const isRead = (m: Message) => m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m));
@@ -65,6 +66,25 @@ function statusAfterDelivery(): Pick<ClauseMutant, 'api' | 'hook'> {
   };
 }
 
+/** Codes made for sessions created without one, each given a form outside the field's rule (the same on every read). */
+function generatedCodesOutOfRule(): Mutation {
+  const generated = new Set<string>();
+  const outOfRule = (code: string) => `generated_${code}`;
+  return {
+    response: (m, r) => {
+      if (r.status !== 200) return r;
+      if (isCreate(m) && parse(m.body)?.creditorReference?.code === undefined)
+        return editJson(r, (b) => {
+          if (typeof b.code !== 'string') return b;
+          generated.add(b.code);
+          return { ...b, code: outOfRule(b.code) };
+        });
+      if (isRead(m)) return editJson(r, (b) => (generated.has(b.code) ? { ...b, code: outOfRule(b.code) } : b));
+      return r;
+    },
+  };
+}
+
 const isKnownClient = (m: Message, k: Knowledge) => k.orgByClientId.has(clientIdOf(m));
 
 export const clausePartMutants: ClauseMutant[] = [
@@ -115,5 +135,11 @@ export const clausePartMutants: ClauseMutant[] = [
           ? { ...r, headers: { ...r.headers, 'www-authenticate': 'Form realm="api", error="invalid_client_secret"' } }
           : r,
     },
+  },
+  // ---- POST /api/checkout-sessions: values the service makes ----
+  {
+    clauses: ['create.code', 'res.create.code', 'limit.code'],
+    name: 'a generated code reads generated_ and the code: over 12 characters, with an underscore',
+    api: generatedCodesOutOfRule(),
   },
 ];
