@@ -22,7 +22,7 @@ export interface Clause {
 }
 
 /** Bumped whenever a clause is added, removed or reworded. */
-export const CLAUSE_REGISTER_VERSION = '3';
+export const CLAUSE_REGISTER_VERSION = '4';
 
 type Row = [id: string, words: string, strength?: Strength, subject?: Subject, notCheckable?: string];
 
@@ -44,10 +44,8 @@ export const CLAUSES: readonly Clause[] = [
       'svc.read',
       'Read the payment back through an authenticated GET. This is the authoritative way to decide fulfilment. It returns where the payment stands now.',
     ],
-    [
-      'svc.hook',
-      'Receive a signed server-to-server webhook when a payment completes. The webhook is a prompt to read, not the final answer.',
-    ],
+    ['svc.hook', 'Receive a signed server-to-server webhook when a payment completes.'],
+    ['svc.prompt', 'The webhook is a prompt to read, not the final answer.'],
     ['svc.uuid', 'Each payment is tied to a transaction identified by a UUID.'],
   ]),
   ...group('General conventions', [

@@ -27,9 +27,20 @@ export interface Received {
   answeredAt?: number;
 }
 
-/** How to answer the n-th delivery to a path: a status, or hold the answer this long (ms) and then answer 200. */
-export type Answer = { status: number } | { holdMs: number };
-export type Behaviour = (attempt: number) => Answer;
+/**
+ * How to answer the n-th delivery to a path: a status, or hold the answer this long (ms)
+ * and then answer 200. A status goes with a JSON `{}` unless `body` says otherwise (`null`:
+ * no body at all), and with a `Location` when given: receivers answer every class of
+ * status, each with or without a body, and the document judges a delivery by the status alone.
+ */
+export type Answer = { status: number; body?: AnswerBody; location?: string } | { holdMs: number };
+export type AnswerBody = { type: string; text: string } | null;
+/**
+ * How the receiver answers each delivery to a path. It may take its time (a promise), to
+ * do what a merchant does before answering (read the payment back); the check that says
+ * so keeps it well inside the five seconds the service waits.
+ */
+export type Behaviour = (attempt: number, delivery: Received) => Answer | Promise<Answer>;
 
 /** The one event the document gives a meaning: paid. */
 export const COMPLETED_EVENT = 'checkout_session.completed';
@@ -108,25 +119,40 @@ export class CaptureReceiver {
       lists.set(path, list);
       for (const listener of this.listeners) listener();
       const behaviour = other ? undefined : this.behaviours.get(path);
-      const answer = (behaviour ?? (() => ({ status: 200 })))(delivery.attempt);
-      delivery.answer = answer;
-      const send = (status: number) => {
-        delivery.answeredAt = Date.now();
-        if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
-      };
-      if ('holdMs' in answer) {
-        const entry = {
-          res,
-          timer: setTimeout(() => {
-            this.held.delete(entry);
-            send(200);
-          }, answer.holdMs),
-        };
-        this.held.add(entry);
-        return;
-      }
-      send(answer.status);
+      const answer = behaviour ? behaviour(delivery.attempt, delivery) : { status: 200 };
+      // A behaviour that fails answers 200: the suite's own trouble is no failed delivery.
+      if (answer instanceof Promise)
+        answer.then(
+          (a) => this.answer(delivery, res, a),
+          () => this.answer(delivery, res, { status: 200 }),
+        );
+      else this.answer(delivery, res, answer);
     });
+  }
+
+  private answer(delivery: Received, res: http.ServerResponse, answer: Answer): void {
+    delivery.answer = answer;
+    const send = (a: Exclude<Answer, { holdMs: number }>) => {
+      delivery.answeredAt = Date.now();
+      if (res.destroyed) return;
+      const headers: Record<string, string> = a.location === undefined ? {} : { location: a.location };
+      const body = a.body === undefined ? { type: 'application/json', text: '{}' } : a.body;
+      // 204 and 304 have no body (RFC 9110 15.3.5, 15.4.5).
+      if (body === null || a.status === 204 || a.status === 304) res.writeHead(a.status, headers).end();
+      else res.writeHead(a.status, { ...headers, 'content-type': body.type }).end(body.text);
+    };
+    if ('holdMs' in answer) {
+      const entry = {
+        res,
+        timer: setTimeout(() => {
+          this.held.delete(entry);
+          send({ status: 200 });
+        }, answer.holdMs),
+      };
+      this.held.add(entry);
+      return;
+    }
+    send(answer);
   }
 
   behave(path: string, behaviour: Behaviour): void {

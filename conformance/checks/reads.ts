@@ -6,10 +6,14 @@
 import { expect, expectError, expectStatus } from '../assert.ts';
 import type { Check } from '../check-definition.ts';
 import { sessionBody } from '../context/api.ts';
+import type { Exchange } from '../exchange.ts';
 import { at, show, text } from '../json.ts';
+import { CheckFailure } from '../outcome.ts';
 import { poll } from '../poll.ts';
 
 const section = 'Endpoints: GET /api/checkout-sessions/{id}';
+/** creditorReference.code: max 12 chars from `[a-zA-Z0-9- ]` (Endpoints: POST /api/checkout-sessions). */
+const CODE_RULE = /^[a-zA-Z0-9- ]{0,12}$/;
 const DAY_MS = 24 * 3600 * 1000;
 
 export const readChecks: Check[] = [
@@ -253,6 +257,43 @@ export const readChecks: Check[] = [
         `The read must give the generated code ${show(code)}; received ${show(at(read.json, 'code'))}.`,
         read,
       );
+    },
+  },
+  {
+    id: 'READ-013',
+    clauses: ['create.code', 'res.create.code', 'res.read.code', 'limit.code'],
+    section,
+    title:
+      'a generated code obeys the rule of a given one: at most 12 characters from [a-zA-Z0-9- ], on the create and the read, for each checkoutMethod',
+    async run(ctx) {
+      const org = await ctx.target.sharedOrganisation();
+      const problems: string[] = [];
+      let evidence: Exchange | undefined;
+      for (const checkoutMethod of ['open_banking', 'card', 'both'] as const) {
+        const created = await ctx.api.session(org, {
+          checkoutMethod,
+          creditorReference: { reference: `GEN-${checkoutMethod.slice(0, 4).toUpperCase()}` },
+        });
+        const read = await ctx.api.readSession(org, created.id);
+        expectStatus(read, 200, 'reading a session created without a code');
+        // "generated if omitted and returned as code": the value the payer's statement shows
+        // is bound by the field's rule, whoever wrote it.
+        for (const [where, code, exchange] of [
+          ['create', at(created, 'code'), undefined],
+          ['read', at(read.json, 'code'), read],
+        ] as const) {
+          if (typeof code === 'string' && CODE_RULE.test(code)) continue;
+          problems.push(`${checkoutMethod} session ${created.id}: the ${where} gives code ${show(code)}`);
+          evidence ??=
+            exchange ??
+            ctx.api.exchanges.findLast((e) => e.request.method === 'POST' && at(e.json, 'id') === created.id);
+        }
+      }
+      if (problems.length > 0)
+        throw new CheckFailure(
+          `A generated code must obey the rule of creditorReference.code (at most 12 characters from [a-zA-Z0-9- ]): ${problems.join('; ')}.`,
+          evidence ? { exchange: evidence } : undefined,
+        );
     },
   },
   {

@@ -10,7 +10,7 @@ import { SuiteTooLate } from '../outcome.ts';
 import type { Check } from '../check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import { show } from '../json.ts';
-import { attemptsOf, type Behaviour } from '../receiver.ts';
+import { type Answer, attemptsOf, type Behaviour, type Received } from '../receiver.ts';
 import {
   allAttempts,
   answer,
@@ -24,13 +24,23 @@ import {
   section,
 } from './deliveries.ts';
 
+/** One way the receiver answers, and how a report names it ("404", "302 with a Location"). */
+interface AnswerCase {
+  label: string;
+  /**
+   * How the receiver answers each attempt; `elsewhere` is an address of the receiver's
+   * own for a redirect to point at, which no delivery may reach (the target is the webhookUrl).
+   */
+  behaviour: (elsewhere: string) => Behaviour;
+}
+
 interface AttemptsCheck {
   id: string;
   rail: Rail;
   title: string;
   clauses: readonly string[];
-  /** How the receiver answers each attempt. */
-  behaviour: Behaviour;
+  /** How the receiver answers: each case is a payment of its own, in an organisation of its own. */
+  cases: readonly AnswerCase[];
   /**
    * What is wrong with the attempts, or undefined: how many `arrived` at the receiver, and
    * how many the target `made` by its own records (the rest being repeats of the event).
@@ -39,7 +49,28 @@ interface AttemptsCheck {
   slow?: boolean;
   /** The session's checkoutMethod when not the rail itself (a both session paid on one rail). */
   checkoutMethod?: 'both';
+  /**
+   * Count every arrival, not only those up to the first 2xx: after a 2xx answer a further
+   * arrival is a repeat of the delivered event or a retry, and only the target's records
+   * (required then) tell which.
+   */
+  afterSuccess?: boolean;
 }
+
+/** Answers every attempt the same way. */
+const always = (label: string, a: Exclude<Answer, { holdMs: number }>): AnswerCase => ({
+  label,
+  behaviour: () => () => a,
+});
+
+/** Answers every attempt with a redirect to the receiver's other address. */
+const redirect = (status: number): AnswerCase => ({
+  label: `${status} with a Location`,
+  behaviour: (elsewhere) => () => ({ status, location: elsewhere, body: null }),
+});
+
+/** The behaviour of a check answering one way only. */
+const only = (behaviour: Behaviour, label = ''): AnswerCase[] => [{ label, behaviour: () => behaviour }];
 
 /**
  * How many of the deliveries that arrived the target counts as attempts: the same event may
@@ -56,36 +87,66 @@ async function attemptsMade(ctx: CheckContext, sessionId: string, url: string, a
   return Math.min(arrived, Math.max(...numbers));
 }
 
-/** The attempts the target makes for one payment, its receiver answering as told. */
+/** The attempts the target makes for one payment, its receiver answering as the case says: what is wrong, if anything. */
+async function attemptsFor(
+  ctx: CheckContext,
+  c: AttemptsCheck,
+  k: AnswerCase,
+): Promise<{ problem: string; d: Received | undefined } | undefined> {
+  const org = await ctx.target.organisation();
+  const elsewhere = ctx.hooks.hook(`${c.rail}-elsewhere`);
+  const hook = ctx.hooks.hook(c.rail, k.behaviour(elsewhere.url));
+  const { session } = await paidSession(ctx, org, {
+    rail: c.rail,
+    hook,
+    ...(c.checkoutMethod ? { patch: { checkoutMethod: c.checkoutMethod } } : {}),
+  });
+  const all = await allAttempts(ctx, org, hook, session.id);
+  const got = c.afterSuccess ? all : attemptsOf(all);
+  // Every attempt is signed over the bytes it carries, the retries as the first.
+  for (const d of got) expectSigned(d, secretOf(org), `attempt ${d.attempt} at the receiver`, org);
+  const when = k.label ? `Answered ${k.label}: ` : '';
+  // A redirect is a failed delivery: the sender tries the webhookUrl again or not at all,
+  // and never takes the Location as a new target.
+  const followed = [...ctx.hooks.received(elsewhere), ...ctx.hooks.receivedOther(elsewhere)];
+  if (followed.length > 0)
+    return {
+      problem: `${when}the target followed the redirect: a ${followed[0]!.method} reached the Location ${elsewhere.url}; a 3xx is a failed delivery, and deliveries go to the webhookUrl alone`,
+      d: followed[0],
+    };
+  // A retry must arrive to count; the limits are on what the target made (its repeats aside).
+  const arrived = got.length;
+  const made = await attemptsMade(ctx, session.id, hook.url, arrived);
+  const problem = c.judge({ arrived, made });
+  if (!problem) return undefined;
+  return {
+    problem: `${when}${problem} (received ${arrived} attempt${arrived === 1 ? '' : 's'}${made < arrived ? `, ${made} of them attempts by the target's records, the rest repeats` : ''})`,
+    d: got.at(-1),
+  };
+}
+
+/** The attempts the target makes for a payment per case, its receiver answering as told. */
 function attemptsCheck(c: AttemptsCheck): Check {
   return {
     id: c.id,
     clauses: c.clauses,
     section,
     title: c.title,
-    requires: ['createOrganisation', 'attempt', 'advanceClock'],
-    uses: ['webhookDeliveries'],
+    requires: [
+      'createOrganisation',
+      'attempt',
+      'advanceClock',
+      ...(c.afterSuccess ? ['webhookDeliveries' as const] : []),
+    ],
+    ...(c.afterSuccess ? {} : { uses: ['webhookDeliveries'] as Capability[] }),
     ...(c.slow ? { slow: true } : {}),
     async run(ctx) {
-      const org = await ctx.target.organisation();
-      const hook = ctx.hooks.hook(c.rail, c.behaviour);
-      const { session } = await paidSession(ctx, org, {
-        rail: c.rail,
-        hook,
-        ...(c.checkoutMethod ? { patch: { checkoutMethod: c.checkoutMethod } } : {}),
-      });
-      const got = attemptsOf(await allAttempts(ctx, org, hook, session.id));
-      // Every attempt is signed over the bytes it carries, the retries as the first.
-      for (const d of got) expectSigned(d, secretOf(org), `attempt ${d.attempt} at the receiver`, org);
-      // A retry must arrive to count; the limits are on what the target made (its repeats aside).
-      const arrived = got.length;
-      const made = await attemptsMade(ctx, session.id, hook.url, arrived);
-      const problem = c.judge({ arrived, made });
-      if (problem)
-        failWith(
-          `${problem} (received ${arrived} attempt${arrived === 1 ? '' : 's'}${made < arrived ? `, ${made} of them attempts by the target's records, the rest repeats` : ''}).`,
-          got.at(-1),
-        );
+      // The cases side by side, each on its own organisation's clock; every one runs to its end.
+      const settled = await Promise.allSettled(c.cases.map((k) => attemptsFor(ctx, c, k)));
+      const thrown = settled.find((s) => s.status === 'rejected');
+      if (thrown) throw thrown.reason;
+      const found = settled.flatMap((s) => (s.status === 'fulfilled' && s.value ? [s.value] : []));
+      if (found.length > 0) failWith(`${found.map((f) => f.problem).join('; ')}.`, found[0]!.d);
     },
   };
 }
@@ -166,9 +227,9 @@ const checks: Check[] = [
   attemptsCheck({
     id: 'HOOK-010',
     rail: 'card',
-    title: 'card rail, receiver answers 500: retried, at most three attempts in total',
+    title: 'card rail, receiver answers 500 or 503: retried, at most three attempts in total',
     clauses: ['retry.card', 'retry.failure', 'limit.card-attempts'],
-    behaviour: answer(500),
+    cases: [always('500', { status: 500 }), always('503 with no body', { status: 503, body: null })],
     judge: retried,
   }),
   attemptsCheck({
@@ -176,7 +237,7 @@ const checks: Check[] = [
     rail: 'card',
     title: 'card rail, receiver answers 408: retried (not final), at most three attempts',
     clauses: ['retry.final', 'retry.card'],
-    behaviour: answer(408),
+    cases: only(answer(408)),
     judge: retried,
   }),
   attemptsCheck({
@@ -184,15 +245,19 @@ const checks: Check[] = [
     rail: 'card',
     title: 'card rail, receiver answers 429: retried (not final), at most three attempts',
     clauses: ['retry.final', 'retry.card'],
-    behaviour: answer(429),
+    cases: only(answer(429)),
     judge: retried,
   }),
   attemptsCheck({
     id: 'HOOK-013',
     rail: 'card',
-    title: 'card rail, receiver answers 400: final, no retry',
+    title: 'card rail, receiver answers 400, 404 or 410: final, no retry',
     clauses: ['retry.final'],
-    behaviour: answer(400),
+    cases: [
+      always('400', { status: 400 }),
+      always('404', { status: 404 }),
+      always('410 with no body', { status: 410, body: null }),
+    ],
     judge: once('A 4xx other than 408 or 429 is final'),
   }),
   attemptsCheck({
@@ -200,7 +265,7 @@ const checks: Check[] = [
     rail: 'card',
     title: 'card rail, receiver holds its answer past 5 s: a failed delivery, retried',
     clauses: ['retry.wait', 'retry.failure', 'retry.card', 'limit.webhook-wait'],
-    behaviour: (n) => (n === 1 ? { holdMs: HOLD_MS } : { status: 200 }),
+    cases: only((n) => (n === 1 ? { holdMs: HOLD_MS } : { status: 200 })),
     judge: retried,
     slow: true,
   }),
@@ -209,7 +274,7 @@ const checks: Check[] = [
     rail: 'open_banking',
     title: 'open banking rail, receiver answers 500: one attempt, no retry',
     clauses: ['retry.open-banking', 'limit.open-banking-attempts'],
-    behaviour: answer(500),
+    cases: only(answer(500)),
     judge: oneOpenBankingAttempt,
   }),
   attemptsCheck({
@@ -217,7 +282,7 @@ const checks: Check[] = [
     rail: 'open_banking',
     title: 'open banking rail, receiver holds its answer past 5 s: one attempt, no retry',
     clauses: ['retry.open-banking', 'retry.wait'],
-    behaviour: () => ({ holdMs: HOLD_MS }),
+    cases: only(() => ({ holdMs: HOLD_MS })),
     judge: oneOpenBankingAttempt,
     slow: true,
   }),
@@ -226,7 +291,7 @@ const checks: Check[] = [
     rail: 'open_banking',
     title: 'open banking rail, receiver answers 429: one attempt, no retry',
     clauses: ['retry.open-banking'],
-    behaviour: answer(429),
+    cases: only(answer(429)),
     judge: oneOpenBankingAttempt,
   }),
   attemptsCheck({
@@ -234,7 +299,7 @@ const checks: Check[] = [
     rail: 'card',
     title: 'card rail, receiver answers 500 then 200: delivered on the retry, no attempt after the success fails',
     clauses: ['retry.success', 'retry.card'],
-    behaviour: answer(500, 200),
+    cases: only(answer(500, 200)),
     judge: ({ arrived }) => (arrived < 2 ? 'A card delivery that failed with 500 must be retried' : undefined),
   }),
   attemptsCheck({
@@ -242,7 +307,7 @@ const checks: Check[] = [
     rail: 'open_banking',
     title: 'open banking rail, receiver answers 408: one attempt, no retry',
     clauses: ['retry.open-banking'],
-    behaviour: answer(408),
+    cases: only(answer(408)),
     judge: oneOpenBankingAttempt,
   }),
   attemptsCheck({
@@ -250,7 +315,7 @@ const checks: Check[] = [
     rail: 'open_banking',
     title: 'open banking rail, receiver answers 400: one attempt, no retry',
     clauses: ['retry.open-banking'],
-    behaviour: answer(400),
+    cases: only(answer(400)),
     judge: oneOpenBankingAttempt,
   }),
   attemptsCheck({
@@ -260,7 +325,39 @@ const checks: Check[] = [
     title:
       'a both session paid by open banking, receiver answers 500: one attempt, the open banking rail’s (the rail is the one the money moved on)',
     clauses: ['retry.open-banking', 'res.read.transaction-type'],
-    behaviour: answer(500),
+    cases: only(answer(500)),
+    judge: oneOpenBankingAttempt,
+  }),
+  attemptsCheck({
+    id: 'HOOK-031',
+    rail: 'card',
+    title:
+      'card rail, receiver answers 201, 202 or 204, or 200 with no body: delivered, no retry (by the target’s records)',
+    clauses: ['retry.success', 'retry.card'],
+    cases: [
+      always('201 with a text body', { status: 201, body: { type: 'text/plain', text: 'OK' } }),
+      always('202 with no body', { status: 202, body: null }),
+      always('204', { status: 204 }),
+      always('200 with no body', { status: 200, body: null }),
+    ],
+    judge: ({ made }) => (made > 1 ? 'Any 2xx is a success: the delivery is not attempted again' : undefined),
+    afterSuccess: true,
+  }),
+  attemptsCheck({
+    id: 'HOOK-032',
+    rail: 'card',
+    title:
+      'card rail, receiver answers 302 or 307 with a Location: a failed delivery, retried at the webhookUrl; the Location is never called',
+    clauses: ['retry.failure', 'retry.card', 'receiver.post'],
+    cases: [redirect(302), redirect(307)],
+    judge: retried,
+  }),
+  attemptsCheck({
+    id: 'HOOK-033',
+    rail: 'open_banking',
+    title: 'open banking rail, receiver answers 302 or 307 with a Location: one attempt; the Location is never called',
+    clauses: ['retry.failure', 'retry.open-banking', 'receiver.post'],
+    cases: [redirect(302), redirect(307)],
     judge: oneOpenBankingAttempt,
   }),
   slowAnswerCheck('HOOK-028', 'card'),

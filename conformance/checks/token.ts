@@ -66,6 +66,24 @@ export function telling(one: [unknown, unknown], other: [unknown, unknown]): str
   });
 }
 
+/**
+ * The headers of an answer that say something of it: not the framing of its body
+ * (content-length, transfer-encoding), which follows from the body compared on its own,
+ * nor those of the connection it came on (RFC 9110 7.6.1), which a server manages for
+ * reasons of its own.
+ */
+const NOT_OF_THE_ANSWER = new Set(['content-length', 'transfer-encoding', 'connection', 'keep-alive']);
+
+function answerHeaders(exchange: Exchange): Record<string, string> {
+  return Object.fromEntries(Object.entries(exchange.headers).filter(([name]) => !NOT_OF_THE_ANSWER.has(name)));
+}
+
+/** An answer for a report: its status, the headers named (or their absence), and its body. */
+function describe(exchange: Exchange, names: readonly string[]): string {
+  const headers = names.map((name) => `${name}: ${exchange.headers[name] ?? '(none)'}`).join('; ');
+  return `${exchange.status}${headers ? ` (${headers})` : ''} ${exchange.text}`;
+}
+
 export const tokenChecks: Check[] = [
   {
     id: 'TOKEN-001',
@@ -145,13 +163,13 @@ export const tokenChecks: Check[] = [
     clauses: ['token.401', 'token.identical', 'token.plain-error', 'err.token'],
     section,
     title:
-      'An unknown client id and a wrong secret both get 401 with the identical answer (parts that vary between two identical requests aside)',
+      'An unknown client id and a wrong secret both get 401 with the identical answer, status, headers and body (parts that vary between two identical requests aside)',
     async run(ctx) {
       const org = await ctx.target.sharedOrganisation();
       const unknownPair = { clientId: `${org.keys.test.clientId}x9`, clientSecret: org.keys.test.clientSecret };
       const wrongPair = { clientId: org.keys.test.clientId, clientSecret: `${org.keys.test.clientSecret}x9` };
-      // Interleaved, so that whatever changes with time (a timestamp in the body) changes
-      // within a pair too, and is seen to vary rather than to tell the two apart.
+      // Interleaved, so that whatever changes with time (a timestamp in the body, the Date
+      // header) changes within a pair too, and is seen to vary rather than to tell the two apart.
       const answers: Exchange[] = [];
       for (const form of [unknownPair, wrongPair, unknownPair, wrongPair])
         answers.push(await ctx.api.send('POST', '/api/token', { form }));
@@ -159,16 +177,19 @@ export const tokenChecks: Check[] = [
       expectPlainError(unknown!, 401, 'an unknown clientId');
       expectPlainError(wrong, 401, 'a wrong clientSecret');
       // What differs between two answers to the same request (a request id, a time) cannot
-      // tell the two cases apart; everything else must be identical.
-      const differ = telling([unknown.json, unknownAgain.json], [wrong.json, wrongAgain.json]);
+      // tell the two cases apart; everything else must be identical, the headers included:
+      // a header that differs tells an attacker which client ids exist as surely as a body.
+      const headers = telling(
+        [answerHeaders(unknown), answerHeaders(unknownAgain)],
+        [answerHeaders(wrong), answerHeaders(wrongAgain)],
+      ).map((p) => p.slice(1));
+      const differ = [
+        ...telling([unknown.json, unknownAgain.json], [wrong.json, wrongAgain.json]).map((p) => p || '(the body)'),
+        ...headers.map((name) => `header ${name}`),
+      ];
       expect(
         differ.length === 0,
-        `The answers differ at ${differ.map((p) => p || '(the body)').join(', ')}: unknown client id gave ${unknown.text}, wrong secret gave ${wrong.text}; the document requires the identical answer.`,
-        wrong,
-      );
-      expect(
-        (unknown.headers['content-type'] ?? '') === (wrong.headers['content-type'] ?? ''),
-        'The two answers have different content types.',
+        `The answers differ at ${differ.join(', ')}: unknown client id gave ${describe(unknown, headers)}, wrong secret gave ${describe(wrong, headers)}; the document requires the identical answer.`,
         wrong,
       );
     },

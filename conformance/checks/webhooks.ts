@@ -4,10 +4,15 @@
  * legacy payload, signature header; Webhook signing secret): which events are sent, their
  * payload, their signature, and rotation of the secret.
  */
-import { AdapterError } from '../adapter.ts';
+import { AdapterError, type Rail } from '../adapter.ts';
 import { expect, fail } from '../assert.ts';
 import type { Check } from '../check-definition.ts';
+import { Api } from '../context/api.ts';
+import type { CheckContext } from '../context/check-context.ts';
+import type { Org } from '../context/organisations.ts';
+import type { Exchange } from '../exchange.ts';
 import { at, isObject, show } from '../json.ts';
+import { CheckFailure, NoVerdict, SuiteTooLate } from '../outcome.ts';
 import type { Received } from '../receiver.ts';
 import {
   answer,
@@ -28,6 +33,61 @@ import {
   untilAttempt,
   verifies,
 } from './deliveries.ts';
+
+/**
+ * How soon after a delivery arrives the receiver's read of the session must be back: the
+ * service waits five seconds from sending for the answer, which goes once the read is
+ * back, so the read gets three and transit and a busy machine the rest.
+ */
+const READ_AT_ARRIVAL_MS = 3000;
+
+/** The statuses the document names for a session not (yet) paid: a read at delivery showing one contradicts the event. */
+const UNPAID = new Set(['created', 'pending', 'failed', 'expired']);
+
+/** What a read of the session made while its delivery waited for the answer showed, if it came back in time. */
+type ReadAtArrival = { rail: Rail; d: Received; read?: Exchange };
+
+/**
+ * Reads the session back as a merchant does on the prompt, before answering the delivery.
+ * A read that is not back within READ_AT_ARRIVAL_MS of the arrival is given up (and the
+ * delivery answered), so the suite never turns its own slowness into a failed delivery.
+ */
+async function readAtArrival(
+  ctx: CheckContext,
+  token: string,
+  sessionId: string,
+  d: Received,
+): Promise<Exchange | undefined> {
+  const left = READ_AT_ARRIVAL_MS - (Date.now() - d.receivedAt);
+  if (left <= 0) return undefined;
+  // One try: a throttled read waited out would keep the delivery waiting past the service's wait.
+  const api = new Api(ctx.run, ctx.id, AbortSignal.any([ctx.signal, AbortSignal.timeout(left)]), ctx.exchanges, 1);
+  try {
+    return await api.send('GET', `/api/checkout-sessions/${encodeURIComponent(sessionId)}`, { token, timeoutMs: left });
+  } catch {
+    return undefined;
+  }
+}
+
+/** A paid session whose deliveries the receiver answers only after reading the session back; what each read showed. */
+async function readsAtArrival(ctx: CheckContext, org: Org, token: string, rail: Rail): Promise<ReadAtArrival[]> {
+  const seen: ReadAtArrival[] = [];
+  const reads: Promise<void>[] = [];
+  let sessionId = '';
+  const hook = ctx.hooks.hook(`read-at-arrival-${rail}`, (_n, d) => {
+    const read = readAtArrival(ctx, token, sessionId, d).then((r) => {
+      seen.push({ rail, d, ...(r ? { read: r } : {}) });
+    });
+    reads.push(read);
+    return read.then(() => ({ status: 200 }));
+  });
+  const session = await ctx.api.session(org, { checkoutMethod: rail, webhookUrl: hook.url });
+  sessionId = session.id;
+  await ctx.target.pay(org, session.id, rail, 'succeeded');
+  await firstDelivery(ctx, hook);
+  await Promise.all(reads);
+  return seen;
+}
 
 /** Field names that would say whether a payment was test or live. */
 const MODE_FIELD = /^(test_?mode|live_?mode|is_?test|is_?live|test|live|mode|environment)$/i;
@@ -283,6 +343,44 @@ const checks: Check[] = [
       const org = await ctx.target.sharedOrganisation();
       const { session } = await paidSession(ctx, org, { rail: 'open_banking' });
       await expectNothingDelivered(ctx, undefined, session.id, 'A payment without webhookUrl notifies nobody');
+    },
+  },
+  {
+    id: 'HOOK-034',
+    clauses: ['svc.prompt', 'state.completed-webhook', 'event.completed'],
+    section,
+    title:
+      'a delivery arrives when the session already reads completed: the receiver reads it back before answering, on either rail',
+    requires: ['attempt'],
+    async run(ctx) {
+      const org = await ctx.target.organisation();
+      // The token is at hand before any delivery: the read is all the receiver does in the wait.
+      const token = await ctx.api.token(org);
+      const seen = (
+        await Promise.all((['card', 'open_banking'] as const).map((rail) => readsAtArrival(ctx, org, token, rail)))
+      ).flat();
+      const statusOf = (s: ReadAtArrival) => (s.read?.status === 200 ? at(s.read.json, 'status') : undefined);
+      const unpaid = seen.find((s) => UNPAID.has(statusOf(s) as string));
+      if (unpaid)
+        throw new CheckFailure(
+          `The ${unpaid.rail} payment's checkout_session.completed arrived while a read of its session said ${show(statusOf(unpaid))}: the webhook is a prompt to read, sent once the session reached completed, so a merchant reading back on it sees an unpaid order, and nothing else will arrive.`,
+          { exchange: unpaid.read! },
+        );
+      // Completed, or a status the document does not name (the list is open): no contradiction.
+      const judged = new Set(seen.filter((s) => typeof statusOf(s) === 'string').map((s) => s.rail));
+      const unjudged = seen.filter((s) => !judged.has(s.rail));
+      if (judged.size === 0) {
+        const answered = unjudged.filter((s) => s.read !== undefined).map((s) => `${s.rail}: ${s.read!.status}`);
+        if (answered.length > 0)
+          throw new NoVerdict(
+            `The reads made as each delivery arrived were not answered 200 (${answered.join(', ')}).`,
+          );
+        throw new SuiteTooLate(
+          `No read of the session made as a delivery arrived was back within ${READ_AT_ARRIVAL_MS / 1000} s, inside the service's five-second wait.`,
+        );
+      }
+      if (judged.size < 2)
+        ctx.note = `Judged on the ${[...judged].join(' and ')} rail only: no read at the other's arrival was back within ${READ_AT_ARRIVAL_MS / 1000} s with 200.`;
     },
   },
   {

@@ -1,9 +1,10 @@
 /**
  * Legal variants of the reference server (service document: what is not part of the
  * contract), made by mutating proxies: message wording, JSON key order, extra response
- * fields, extra signature versions and header part order, token text format, id format
- * within its rule, and a repeated delivery of a completed event. The suite must pass
- * each of them, and all of them at once over the whole suite.
+ * fields, extra signature versions and header part order, token text format, id and
+ * generated code formats within their rules, headers of the token endpoint's 401 of its
+ * own, and a repeated delivery of a completed event. The suite must pass each of them, and
+ * all of them at once over the whole suite.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -149,6 +150,42 @@ const refusalTime: Mutation = {
       : r,
 };
 
+// The token endpoint's 401 with headers of its own: one the same for an unknown client id and a
+// wrong secret, one that differs on every answer (a trace id).
+const refusalHeaders: Mutation = {
+  response: (m, r) =>
+    pathOf(m) === '/api/token' && r.status === 401
+      ? {
+          ...r,
+          headers: {
+            ...r.headers,
+            'www-authenticate': 'Form realm="payments"',
+            'x-trace-id': randomBytes(8).toString('hex'),
+          },
+        }
+      : r,
+};
+
+// Codes made for sessions created without one, in another form within the field's rule (lower
+// case, a space), the same on every read.
+const generatedCodes = (): Mutation => {
+  const made = new Map<string, string>();
+  const isRead = (m: Message) => m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m));
+  return {
+    response: (m, r) => {
+      if (r.status !== 200) return r;
+      if (isCreate(m) && parse(m.body)?.creditorReference?.code === undefined)
+        return editJson(r, (b) => {
+          if (typeof b.code !== 'string') return b;
+          const code = `ab ${b.code.toLowerCase()}`.slice(0, 12);
+          made.set(b.code, code);
+          return { ...b, code };
+        });
+      return isRead(m) ? editJson(r, (b) => (made.has(b.code) ? { ...b, code: made.get(b.code) } : b)) : r;
+    },
+  };
+};
+
 // A committed 500 replayed to the retries with its key ("replays its result").
 const replayedServerError = (): Mutation => {
   const failed = new Map<string, Reply>();
@@ -283,7 +320,7 @@ const legal: Variant[] = [
   {
     name: 'a completed event delivered more than once',
     hook: repeatedDelivery,
-    only: 'HOOK-00?,HOOK-01?,HOOK-02?,RESP-007',
+    only: 'HOOK-00?,HOOK-01?,HOOK-02?,HOOK-03?,RESP-007',
   },
   {
     name: 'error messages worded differently',
@@ -309,7 +346,7 @@ const legal: Variant[] = [
     name: 'session ids in another form within the cs_ rule',
     api: idFormatApi,
     hook: idFormatHook,
-    only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,RESP-*',
+    only: 'READ-*,IDEM-00?,LIFE-*,HOOK-001,HOOK-002,HOOK-004,HOOK-021,HOOK-034,RESP-*',
   },
   {
     name: 'an extra v2= digest and the header parts reordered',
@@ -319,7 +356,7 @@ const legal: Variant[] = [
   {
     name: 'a status of its own (authorised) on the way to completed',
     api: statusOnTheWay(),
-    only: 'LIFE-*,HOOK-001,READ-001',
+    only: 'LIFE-*,HOOK-001,HOOK-034,READ-001',
   },
   {
     name: 'a further digest version under a name of its own (v2_hs512=)',
@@ -330,6 +367,16 @@ const legal: Variant[] = [
     name: 'a 401 of the token endpoint that says when it was made',
     api: refusalTime,
     only: 'TOKEN-*',
+  },
+  {
+    name: 'a 401 of the token endpoint with headers of its own, one of them per answer',
+    api: refusalHeaders,
+    only: 'TOKEN-*',
+  },
+  {
+    name: 'generated codes in another form within the rule (lower case, a space)',
+    api: generatedCodes(),
+    only: 'READ-*,VAL-01?,RESP-00[1-6]',
   },
   {
     name: 'a committed 500 replayed to its retries',
@@ -344,7 +391,7 @@ const legal: Variant[] = [
   {
     name: 'an event kind of its own sent ahead of every completed event',
     hook: announcedFirst(),
-    only: 'HOOK-002,HOOK-004,HOOK-010,HOOK-015,HOOK-021,HOOK-024',
+    only: 'HOOK-002,HOOK-004,HOOK-010,HOOK-015,HOOK-021,HOOK-024,HOOK-031,HOOK-034',
   },
   {
     name: 'sessions expired in a sweep, a moment after they are due',
@@ -381,6 +428,8 @@ describe.concurrent('legal variants pass', () => {
             idFormatApi,
             statusOnTheWay(),
             refusalTime,
+            refusalHeaders,
+            generatedCodes(),
             replayedServerError(),
             pendingEvent(),
             expirySweep(),

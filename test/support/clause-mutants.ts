@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createRegistry } from '../../conformance/checks/index.ts';
+import { clausePartMutants } from './clause-part-mutants.ts';
 import {
   extraAttempts,
   hmac,
@@ -1387,6 +1388,8 @@ export const clauseMutants: ClauseMutant[] = [
       request: (m) => (isApi(m) && !m.headers['api-version'] ? envelope(400, 'validation_failed', 'Api-Version') : m),
     },
   },
+  // The parts of clauses a looser reading leaves unjudged.
+  ...clausePartMutants,
 ];
 
 /**
