@@ -1,6 +1,7 @@
 /**
  * The `payment-conformance` command line: `run` checks an implementation at a base URL,
- * `receiver` checks a merchant's webhook receiver, `list` prints every check.
+ * `receiver` checks a merchant's webhook receiver, `client` an API client, `list` prints
+ * every check.
  * Exit status: 0 every must check passed, 1 a must check failed, 2 usage or setup error.
  * The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
  */
@@ -69,8 +70,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003"; !glob excludes, e.g. "!HOOK-*")',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', 'reports/conformance')
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
     .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
@@ -152,8 +153,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "RCV-00?"; !glob excludes)',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_RECEIVER_OUT)
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_RECEIVER_OUT)
     .option(
       '--base-url <url>',
       'a target that makes real payments for the events (without it, they name made-up payments)',
@@ -215,8 +216,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "CLIENT-00?"; !glob excludes)',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_CLIENT_OUT)
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_CLIENT_OUT)
     .option('--concurrency <n>', 'scenarios at once, each with a driver of its own', integer, 4)
     .option('--seed <n>', 'what the scenarios draw (amounts) comes from it: the same seed sends the same', integer)
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)

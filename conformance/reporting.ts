@@ -7,12 +7,15 @@ import type { Capability } from './adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { DescriptionCoverage } from './description-coverage.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { writeHarReport } from './reporters/har.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
+import { writeNdjsonReport } from './reporters/ndjson.ts';
+import type { Traffic } from './traffic.ts';
 import { TOOL_VERSION } from './version.ts';
 
-export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
+export const REPORTERS = ['console', 'json', 'junit', 'html', 'har', 'ndjson'] as const;
 export type Reporter = (typeof REPORTERS)[number];
 
 /** The --reporter list, each name known (a usage error otherwise). */
@@ -77,13 +80,16 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
   };
 }
 
-/** Writes the file reports asked for into `out`; gives their paths. */
-export function writeReports(report: Report, reporters: readonly string[], out: string): string[] {
+/** Writes the file reports asked for into `out`, the traffic ones (har, ndjson) from the mode's traffic; gives their paths. */
+export function writeReports(report: Report, reporters: readonly string[], out: string, traffic?: Traffic): string[] {
   const dir = path.resolve(out);
   const files: string[] = [];
   if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
   if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
   if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  const entries = traffic && (reporters.includes('har') || reporters.includes('ndjson')) ? traffic.entries() : [];
+  if (traffic && reporters.includes('har')) files.push(writeHarReport(entries, traffic.redactor, dir));
+  if (traffic && reporters.includes('ndjson')) files.push(writeNdjsonReport(entries, traffic.redactor, dir));
   return files;
 }
 

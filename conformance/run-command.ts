@@ -24,6 +24,7 @@ import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
 import { runChecks } from './check-runner.ts';
 import { receiverTls } from './tls.ts';
+import { runTraffic } from './traffic.ts';
 
 export { REPORTERS } from './reporting.ts';
 
@@ -359,7 +360,10 @@ async function runWith(
     },
     results,
   );
-  const files = writeReports(report, reporters, options.out);
+  const files = writeReports(report, reporters, options.out, {
+    entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl),
+    redactor: run.redactor,
+  });
   if (consoleOn) reporter.summary(report, files);
   const exitCode = exitCodeOf(report);
   const below = belowMinCoverage(report, options.minCoverage);
