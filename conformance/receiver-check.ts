@@ -789,6 +789,12 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
         startedAt,
         adapter: { name, capabilities },
         strictAssumptions: options.strictAssumptions ?? false,
+        invocation: {
+          command: 'receiver',
+          ...(options.only !== undefined ? { only: options.only } : {}),
+          ...(options.legacy !== undefined ? { legacy: options.legacy } : {}),
+          strictAssumptions: options.strictAssumptions ?? false,
+        },
       },
       results,
     );

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Capability } from './adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { DescriptionCoverage } from './description-coverage.ts';
+import type { Invocation } from './invocation.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
 import { writeHarReport } from './reporters/har.ts';
 import { writeHtmlReport } from './reporters/html.ts';
@@ -56,6 +57,7 @@ export interface ReportOf {
   adapter: { name: string; capabilities: Capability[] };
   strictAssumptions: boolean;
   descriptionCoverage?: DescriptionCoverage;
+  invocation?: Invocation;
 }
 
 export function buildReport(of: ReportOf, results: Result[]): Report {
@@ -77,6 +79,7 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
     ...(of.descriptionCoverage ? { descriptionCoverage: of.descriptionCoverage } : {}),
     results,
     strictAssumptions: of.strictAssumptions,
+    ...(of.invocation ? { invocation: of.invocation } : {}),
   };
 }
 

@@ -357,6 +357,18 @@ async function runWith(
         exchanges: run.exchanges,
         deliveries: receiver.everything(),
       }),
+      invocation: {
+        command: 'run',
+        ...(options.only !== undefined ? { only: options.only } : {}),
+        seed: run.settings.explore.seed,
+        explore:
+          'cases' in run.settings.explore.budget
+            ? { cases: run.settings.explore.budget.cases }
+            : { seconds: run.settings.explore.budget.ms / 1000 },
+        concurrency: options.concurrency,
+        settleTimeoutS: run.settings.settleTimeoutMs / 1000,
+        strictAssumptions: options.strictAssumptions,
+      },
     },
     results,
   );

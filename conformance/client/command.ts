@@ -153,6 +153,13 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
         startedAt,
         adapter: { name: adapterName, capabilities },
         strictAssumptions: strict,
+        invocation: {
+          command: 'client',
+          ...(options.only !== undefined ? { only: options.only } : {}),
+          seed,
+          concurrency,
+          strictAssumptions: strict,
+        },
       },
       results,
     );

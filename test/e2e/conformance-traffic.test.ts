@@ -2,7 +2,8 @@
  * The traffic reports (har, ndjson), through the CLI as a user runs it, against the
  * in-process reference server behind a mutating proxy that breaks one rule and notes every
  * secret that passes through it: every exchange and delivery exported, each with its
- * check, no secret in the files.
+ * check, no secret in the files; and what the JSON report keeps of how the run was asked
+ * for.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -191,6 +192,20 @@ describe('the traffic reports of run', () => {
   it('writes the same entries as NDJSON, one a line', () => {
     const lines = readFileSync(path.join(run.dir, 'conformance.ndjson'), 'utf8').trimEnd().split('\n');
     expect(lines.map((line) => JSON.parse(line))).toEqual(readHar(run.dir).log.entries);
+  });
+
+  it('keeps in the JSON report what a replay needs, and no secret', () => {
+    const report = run.report!;
+    expect(report.invocation).toEqual({
+      command: 'run',
+      only: 'TOKEN-*,AUTH-008,HOOK-001',
+      seed: expect.any(Number),
+      explore: { seconds: 0 },
+      concurrency: 8,
+      settleTimeoutS: 30,
+      strictAssumptions: false,
+    });
+    expect(run.stdout + JSON.stringify(report.invocation)).not.toContain(SANDBOX_TOKEN);
   });
 });
 
