@@ -1,11 +1,12 @@
 /**
- * The traffic reports (har, ndjson), through the CLI as a user runs it, against the
- * in-process reference server behind a mutating proxy that breaks one rule and notes every
- * secret that passes through it: every exchange and delivery exported, each with its
- * check, no secret in the files; and what the JSON report keeps of how the run was asked
- * for.
+ * The traffic reports (har, ndjson) and `replay`, through the CLI as a user runs them,
+ * against the in-process reference server behind a mutating proxy that breaks one rule and
+ * notes every secret that passes through it: every exchange and delivery exported, each
+ * with its check, no secret in the files; what the JSON report keeps of how the run was
+ * asked for; a failed check replayed against the broken target still fails, against the
+ * real server it is fixed.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -209,6 +210,101 @@ describe('the traffic reports of run', () => {
   });
 });
 
+describe('replay', () => {
+  const replay = (target: string, extra: string[] = []) => {
+    const out = mkdtempSync(path.join(tmpdir(), 'replay-'));
+    return cli([
+      'replay',
+      path.join(run.dir, 'conformance.json'),
+      '--base-url',
+      target,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--out',
+      out,
+      ...extra,
+    ]).then((r) => ({ ...r, out }));
+  };
+
+  it('says STILL FAILING and exits 1 against the broken target', async () => {
+    const again = await replay(broken.url);
+    expect(again.code, again.stdout + again.stderr).toBe(1);
+    expect(again.stdout).toMatch(/^STILL FAILING\s+TOKEN-002\s/m);
+    expect(again.stdout).toContain('Replay: 0 fixed, 1 still failing, 0 not judged, of 1 failed check');
+  });
+
+  it('says FIXED and exits 0 against the real server, with the report’s seed', async () => {
+    const again = await replay(t.url, ['--reporter', 'json,har']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    expect(again.stdout).toMatch(/^FIXED\s+TOKEN-002\s/m);
+    expect(again.stdout).toContain('Replay: 1 fixed, 0 still failing, 0 not judged, of 1 failed check');
+    const replayed = JSON.parse(readFileSync(path.join(again.out, 'conformance.json'), 'utf8'));
+    expect(replayed.results.map((r: { id: string }) => r.id)).toEqual(['TOKEN-002']);
+    expect(replayed.invocation).toMatchObject({
+      only: 'TOKEN-002',
+      seed: run.report!.invocation!.seed,
+      explore: { seconds: 0 },
+    });
+    expect(readHar(again.out).log.entries.every((e) => e._checkId === 'TOKEN-002')).toBe(true);
+    // Nothing failed in the replay's own report: replaying it has nothing to do.
+    const nothing = await cli(['replay', path.join(again.out, 'conformance.json'), '--base-url', t.url]);
+    expect(nothing.code).toBe(0);
+    expect(nothing.stdout).toContain('Nothing to replay');
+  });
+
+  it('says NOT JUDGED, and exits 2, for a check this version does not have', async () => {
+    const report = JSON.parse(readFileSync(path.join(run.dir, 'conformance.json'), 'utf8'));
+    report.results.push({ ...report.results[0], id: 'GONE-001', status: 'failed' });
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'replay-')), 'edited.json');
+    writeFileSync(file, JSON.stringify(report));
+    const again = await cli(['replay', file, '--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN, '--reporter', '']);
+    expect(again.code, again.stdout + again.stderr).toBe(2);
+    expect(again.stdout).toMatch(/^FIXED\s+TOKEN-002\s/m);
+    expect(again.stdout).toMatch(/^NOT JUDGED\s+GONE-001\s.*no such check/m);
+  });
+
+  it('exits 2 for a file that is not a report', async () => {
+    const again = await cli(['replay', path.resolve('package.json'), '--base-url', t.url]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is not a JSON report of payment-conformance');
+  });
+});
+
+describe('a check of the others’ traffic, replayed', () => {
+  let textPlain: MutatingProxy;
+  let first: CliRun;
+  beforeAll(async () => {
+    // Reads answer text/plain: RESP-002 judges the answers READ-001 received.
+    textPlain = await startMutatingProxy(t.url, {
+      response: (m, r) =>
+        m.method === 'GET' && r.status === 200 ? { ...r, headers: { ...r.headers, 'content-type': 'text/plain' } } : r,
+    });
+    first = await runSuite([
+      '--base-url',
+      textPlain.url,
+      '--sandbox-token',
+      SANDBOX_TOKEN,
+      '--only',
+      'READ-001,RESP-002',
+    ]);
+  }, paced(60_000));
+  afterAll(async () => {
+    await textPlain?.close();
+  });
+
+  it('runs again with the whole selection of its report, and is judged on that traffic', async () => {
+    expect(first.report!.results.filter((r) => r.status === 'failed').map((r) => r.id)).toEqual(['RESP-002']);
+    const file = path.join(first.dir, 'conformance.json');
+    const still = await cli(['replay', file, '--base-url', textPlain.url, '--sandbox-token', SANDBOX_TOKEN]);
+    expect(still.code, still.stdout).toBe(1);
+    expect(still.stdout).toContain("with the report's whole selection (READ-001,RESP-002)");
+    expect(still.stdout).toMatch(/^STILL FAILING\s+RESP-002\s/m);
+    const fixed = await cli(['replay', file, '--base-url', t.url, '--sandbox-token', SANDBOX_TOKEN]);
+    expect(fixed.code, fixed.stdout).toBe(0);
+    expect(fixed.stdout).toMatch(/^FIXED\s+RESP-002\s/m);
+  });
+});
+
 describe('the traffic reports of receiver and client', () => {
   let receiver: Receiver;
   beforeAll(async () => {
@@ -245,6 +341,10 @@ describe('the traffic reports of receiver and client', () => {
       expect(e.response.status).toBe(200);
     }
     expectNoSecret(path.join(out, 'conformance.har'), new Set([secret]));
+    // A report of receiver is replayed by receiver itself, which says how.
+    const again = await cli(['replay', path.join(out, 'conformance.json'), '--base-url', t.url]);
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain('is a report of receiver');
   });
 
   it('client: every request of the client and what it got, under its check, without its secrets', async () => {
