@@ -16,4 +16,7 @@ export interface Exchange {
   json: unknown;
   /** Id of the check that made it (for the response conformance checks). */
   checkId: string;
+  /** When it was sent (ms since the epoch), and how long its answer took to arrive whole: for the traffic reports. */
+  startedAt?: number;
+  durationMs?: number;
 }

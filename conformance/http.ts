@@ -48,6 +48,7 @@ export async function send(
   const timeout = AbortSignal.timeout(options.timeoutMs ?? 20_000);
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   let response: Response;
+  const startedAt = Date.now();
   try {
     response = await fetch(url, { method, headers, body, signal });
   } catch (error) {
@@ -58,6 +59,7 @@ export async function send(
     response = await fetch(url, { method, headers, body, signal });
   }
   const text = await response.text();
+  const durationMs = Date.now() - startedAt;
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -74,6 +76,8 @@ export async function send(
     text,
     json,
     checkId,
+    startedAt,
+    durationMs,
   };
 }
 

@@ -7,6 +7,7 @@ import type { Capability } from './adapter.ts';
 import { renderRule } from './clauses.ts';
 import type { DescriptionCoverage } from './description-coverage.ts';
 import type { Exchange } from './exchange.ts';
+import type { Invocation } from './invocation.ts';
 
 /**
  * `must`: the service document says so; a failure fails the run.
@@ -84,6 +85,8 @@ export interface Report {
   descriptionCoverage?: DescriptionCoverage;
   results: Result[];
   strictAssumptions: boolean;
+  /** How the run was asked for: what `replay` needs to run the same cases again. */
+  invocation?: Invocation;
 }
 
 /** Thrown by a check to fail with a reason and, when there is one, the exchange or evidence to show. */

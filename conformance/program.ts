@@ -1,6 +1,7 @@
 /**
  * The `payment-conformance` command line: `run` checks an implementation at a base URL,
- * `receiver` checks a merchant's webhook receiver, `list` prints every check.
+ * `receiver` checks a merchant's webhook receiver, `client` an API client, `replay` runs
+ * the failed checks of a report again, `list` prints every check.
  * Exit status: 0 every must check passed, 1 a must check failed, 2 usage or setup error.
  * The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
  */
@@ -13,6 +14,7 @@ import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import { SetupError } from './outcome.ts';
 import { clientCommand, createClientRegistry, DEFAULT_CLIENT_OUT } from './client/command.ts';
 import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
+import { DEFAULT_REPLAY_OUT, replayCommand } from './replay.ts';
 import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
 import { TOOL_VERSION } from './version.ts';
 
@@ -20,6 +22,20 @@ const out = { write: (text: string) => void process.stdout.write(text) };
 
 const STRICT_ASSUMPTIONS =
   'fail the run when a check of our modelling (level assumption) fails, instead of reporting it apart as differs';
+
+/** The flags of run that name the target and the way to it, which replay takes as run does. */
+const REPLAY_TARGET_FLAGS = [
+  '--base-url',
+  '--sandbox-token',
+  '--adapter',
+  '--config',
+  '--require-capabilities',
+  '--manual-timeout',
+  '--receiver-host',
+  '--receiver-port',
+  '--receiver-public-url',
+  '--receiver-tls',
+];
 
 function integer(value: string): number {
   const n = Number(value);
@@ -69,8 +85,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003"; !glob excludes, e.g. "!HOOK-*")',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', 'reports/conformance')
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', 'reports/conformance')
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
     .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
@@ -139,6 +155,43 @@ export function buildProgram(setExit: (code: number) => void): Command {
       );
     });
 
+  const run = program.commands.find((c) => c.name() === 'run')!;
+  const replay = program
+    .command('replay')
+    .description(
+      'run the checks that failed in a JSON report of run again, with its seed and budget: FIXED, STILL FAILING or NOT JUDGED',
+    )
+    .argument('<report>', 'the JSON report (conformance.json) of a run');
+  // The target's flags are run's own, so that they read and check alike; the report gives the rest.
+  for (const option of run.options) if (REPLAY_TARGET_FLAGS.includes(option.long ?? '')) replay.addOption(option);
+  replay
+    .option('--settle-timeout <seconds>', 'as for run (default: the report’s)', integer)
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports of the replay', DEFAULT_REPLAY_OUT)
+    .action(async (report: string, o) => {
+      setExit(
+        await replayCommand(
+          {
+            report,
+            baseUrl: o.baseUrl,
+            sandboxToken: o.sandboxToken,
+            adapter: o.adapter,
+            config: o.config,
+            requireCapabilities: o.requireCapabilities,
+            manualTimeoutMs: o.manualTimeout * 1000,
+            reporter: o.reporter,
+            out: o.out,
+            receiverHost: o.receiverHost,
+            receiverPort: o.receiverPort,
+            receiverPublicUrl: o.receiverPublicUrl,
+            receiverTls: Boolean(o.receiverTls),
+            settleTimeoutS: o.settleTimeout,
+          },
+          out,
+        ),
+      );
+    });
+
   program
     .command('receiver')
     .description("check a merchant's webhook receiver at --url")
@@ -152,8 +205,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "RCV-00?"; !glob excludes)',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_RECEIVER_OUT)
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_RECEIVER_OUT)
     .option(
       '--base-url <url>',
       'a target that makes real payments for the events (without it, they name made-up payments)',
@@ -215,8 +268,8 @@ export function buildProgram(setExit: (code: number) => void): Command {
       '--only <glob>',
       'run only the checks whose id matches (comma-separated globs, e.g. "CLIENT-00?"; !glob excludes)',
     )
-    .option('--reporter <list>', 'console, json, junit, html (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the json, junit and html reports', DEFAULT_CLIENT_OUT)
+    .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_CLIENT_OUT)
     .option('--concurrency <n>', 'scenarios at once, each with a driver of its own', integer, 4)
     .option('--seed <n>', 'what the scenarios draw (amounts) comes from it: the same seed sends the same', integer)
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)

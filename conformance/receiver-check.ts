@@ -31,6 +31,7 @@ import {
 } from './outcome.ts';
 import { poll } from './poll.ts';
 import { Redactor } from './redact.ts';
+import { byStart, type TrafficEntry } from './traffic.ts';
 import { Registry } from './registry.ts';
 import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
@@ -238,6 +239,9 @@ export class ReceiverContext {
   constructor(
     private readonly options: Pick<ReceiverOptions, 'url' | 'secret' | 'legacy'>,
     readonly payments: Payments | undefined,
+    /** Where each delivery sent and its answer go, for the traffic reports (one context per check). */
+    private readonly record: (entry: TrafficEntry) => void = () => undefined,
+    private readonly checkId = '',
   ) {}
 
   get secret(): string {
@@ -314,6 +318,7 @@ export class ReceiverContext {
       const ms = Date.now() - started;
       const answer: Record<string, string> = {};
       for (const [name, value] of response.headers) answer[name] = value;
+      this.delivered(started, ms, headers, raw, { status: response.status, headers: answer, body });
       const redactor = new Redactor();
       redactor.remember(this.options.secret, '$WEBHOOK_SECRET');
       return {
@@ -331,6 +336,7 @@ export class ReceiverContext {
         (error as Error).name === 'TimeoutError'
           ? 'timed out'
           : String((error as Error & { cause?: { code?: string } }).cause?.code ?? (error as Error).message);
+      this.delivered(started, ms, headers, raw, undefined, reason);
       return {
         status: null,
         ms,
@@ -338,6 +344,25 @@ export class ReceiverContext {
         evidence: { request, response: `no answer: ${reason} after ${ms} ms`, curl },
       };
     }
+  }
+
+  private delivered(
+    startedAt: number,
+    ms: number,
+    headers: Record<string, string>,
+    raw: string,
+    response: TrafficEntry['response'],
+    error?: string,
+  ): void {
+    this.record({
+      kind: 'delivery',
+      checkId: this.checkId,
+      startedAt,
+      durationMs: ms,
+      request: { method: 'POST', url: this.options.url, headers, body: raw },
+      response,
+      ...(error !== undefined ? { error } : {}),
+    });
   }
 
   /** A correctly signed delivery of these exact bytes. */
@@ -742,6 +767,7 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
   const { payments, name } = await paymentsFor(options, redactor);
   try {
     const r = new ReceiverContext(options, payments);
+    const traffic: TrafficEntry[] = [];
     const consoleOn = reporters.includes('console');
     const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions ?? false);
     const startedAt = new Date();
@@ -751,7 +777,8 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
     // receiver costs one answer limit, not one per check.
     const results = await Promise.all(
       checks.map(async (check) => {
-        const result = await judge(check, r, redactor, options.strictAssumptions ?? false);
+        const own = new ReceiverContext(options, payments, (e) => traffic.push(e), check.id);
+        const result = await judge(check, own, redactor, options.strictAssumptions ?? false);
         if (consoleOn) reporter.result(result);
         return result;
       }),
@@ -762,10 +789,19 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
         startedAt,
         adapter: { name, capabilities },
         strictAssumptions: options.strictAssumptions ?? false,
+        invocation: {
+          command: 'receiver',
+          ...(options.only !== undefined ? { only: options.only } : {}),
+          ...(options.legacy !== undefined ? { legacy: options.legacy } : {}),
+          strictAssumptions: options.strictAssumptions ?? false,
+        },
       },
       results,
     );
-    const files = writeReports(report, reporters, options.out ?? DEFAULT_RECEIVER_OUT);
+    const files = writeReports(report, reporters, options.out ?? DEFAULT_RECEIVER_OUT, {
+      entries: () => byStart(traffic),
+      redactor,
+    });
     if (consoleOn) reporter.summary(report, files);
     return { exitCode: exitCodeOf(report), report, files };
   } finally {

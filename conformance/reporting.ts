@@ -6,13 +6,17 @@ import path from 'node:path';
 import type { Capability } from './adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
 import type { DescriptionCoverage } from './description-coverage.ts';
+import type { Invocation } from './invocation.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { writeHarReport } from './reporters/har.ts';
 import { writeHtmlReport } from './reporters/html.ts';
 import { writeJsonReport } from './reporters/json.ts';
 import { writeJunitReport } from './reporters/junit.ts';
+import { writeNdjsonReport } from './reporters/ndjson.ts';
+import type { Traffic } from './traffic.ts';
 import { TOOL_VERSION } from './version.ts';
 
-export const REPORTERS = ['console', 'json', 'junit', 'html'] as const;
+export const REPORTERS = ['console', 'json', 'junit', 'html', 'har', 'ndjson'] as const;
 export type Reporter = (typeof REPORTERS)[number];
 
 /** The --reporter list, each name known (a usage error otherwise). */
@@ -53,6 +57,7 @@ export interface ReportOf {
   adapter: { name: string; capabilities: Capability[] };
   strictAssumptions: boolean;
   descriptionCoverage?: DescriptionCoverage;
+  invocation?: Invocation;
 }
 
 export function buildReport(of: ReportOf, results: Result[]): Report {
@@ -74,16 +79,20 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
     ...(of.descriptionCoverage ? { descriptionCoverage: of.descriptionCoverage } : {}),
     results,
     strictAssumptions: of.strictAssumptions,
+    ...(of.invocation ? { invocation: of.invocation } : {}),
   };
 }
 
-/** Writes the file reports asked for into `out`; gives their paths. */
-export function writeReports(report: Report, reporters: readonly string[], out: string): string[] {
+/** Writes the file reports asked for into `out`, the traffic ones (har, ndjson) from the mode's traffic; gives their paths. */
+export function writeReports(report: Report, reporters: readonly string[], out: string, traffic?: Traffic): string[] {
   const dir = path.resolve(out);
   const files: string[] = [];
   if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
   if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
   if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  const entries = traffic && (reporters.includes('har') || reporters.includes('ndjson')) ? traffic.entries() : [];
+  if (traffic && reporters.includes('har')) files.push(writeHarReport(entries, traffic.redactor, dir));
+  if (traffic && reporters.includes('ndjson')) files.push(writeNdjsonReport(entries, traffic.redactor, dir));
   return files;
 }
 

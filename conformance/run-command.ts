@@ -24,6 +24,7 @@ import { ConsoleReporter, type Output } from './reporters/console.ts';
 import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
 import { runChecks } from './check-runner.ts';
 import { receiverTls } from './tls.ts';
+import { runTraffic } from './traffic.ts';
 
 export { REPORTERS } from './reporting.ts';
 
@@ -361,10 +362,25 @@ async function runWith(
         exchanges: run.exchanges,
         deliveries: receiver.everything(),
       }),
+      invocation: {
+        command: 'run',
+        ...(options.only !== undefined ? { only: options.only } : {}),
+        seed: run.settings.explore.seed,
+        explore:
+          'cases' in run.settings.explore.budget
+            ? { cases: run.settings.explore.budget.cases }
+            : { seconds: run.settings.explore.budget.ms / 1000 },
+        concurrency: options.concurrency,
+        settleTimeoutS: run.settings.settleTimeoutMs / 1000,
+        strictAssumptions: options.strictAssumptions,
+      },
     },
     results,
   );
-  const files = writeReports(report, reporters, options.out);
+  const files = writeReports(report, reporters, options.out, {
+    entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl),
+    redactor: run.redactor,
+  });
   if (consoleOn) reporter.summary(report, files);
   const exitCode = exitCodeOf(report);
   const below = belowMinCoverage(report, options.minCoverage);

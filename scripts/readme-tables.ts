@@ -1,7 +1,7 @@
 /**
  * The reference tables of the package READMEs, written from their sources so that they
- * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` flags
- * (conformance/program.ts), its checks and the capabilities they need (the registry), and
+ * cannot drift: the server's flags (server/cli-program.ts), the suite's `run` and `replay`
+ * flags (conformance/program.ts), its checks and the capabilities they need (the registry), and
  * the client's methods and options (client/client.ts, its declarations). Each table sits between
  * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->` in its README, laid out by the
  * formatter that `npm test` holds every file to (Biome).
@@ -187,16 +187,21 @@ function sandboxTable(): string {
   return table(['operation', 'what it does'], rows);
 }
 
-function runCommand(): Command {
-  const run = conformanceProgram(() => {}).commands.find((c) => c.name() === 'run');
-  if (!run) throw new Error('payment-conformance has no run command');
-  return run;
+function conformanceCommand(name: string): Command {
+  const command = conformanceProgram(() => {}).commands.find((c) => c.name() === name);
+  if (!command) throw new Error(`payment-conformance has no ${name} command`);
+  return command;
 }
 
 const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'server/README.md', name: 'flags', render: () => flagsTable(serverProgram(), true) },
   { readme: 'server/README.md', name: 'sandbox', render: sandboxTable },
-  { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(runCommand(), false) },
+  { readme: 'conformance/README.md', name: 'run-flags', render: () => flagsTable(conformanceCommand('run'), false) },
+  {
+    readme: 'conformance/README.md',
+    name: 'replay-flags',
+    render: () => flagsTable(conformanceCommand('replay'), false),
+  },
   { readme: 'conformance/README.md', name: 'capabilities', render: capabilityTable },
   { readme: 'conformance/README.md', name: 'checks', render: () => checksTable() },
   { readme: 'conformance/README.md', name: 'client-checks', render: () => checksTable(createClientRegistry().all()) },

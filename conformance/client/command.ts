@@ -21,8 +21,9 @@ import { Registry } from '../registry.ts';
 import { pool } from '../pool.ts';
 import { ConsoleReporter, type Output } from '../reporters/console.ts';
 import { buildReport, exitCodeOf, parseReporters, writeReports } from '../reporting.ts';
+import { byStart, clientEntry } from '../traffic.ts';
 import { clientChecks } from './checks.ts';
-import { ClientRun } from './context.ts';
+import { ClientRun, currentCheck } from './context.ts';
 import { type DriverSpec, describeDriver, loadDriverModule } from './drivers.ts';
 import type { DriverFactory } from './protocol.ts';
 
@@ -70,7 +71,7 @@ async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun, strict: 
   if (missing.length > 0)
     return finish('skipped', `needs ${missing.join(', ')} (the adapter does not offer it)`, { missing });
   try {
-    await check.run(run);
+    await currentCheck.run(check.id, () => check.run(run));
     return finish('passed', '');
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
@@ -147,10 +148,30 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       return result;
     });
     const report = buildReport(
-      { target, startedAt, adapter: { name: adapterName, capabilities }, strictAssumptions: strict },
+      {
+        target,
+        startedAt,
+        adapter: { name: adapterName, capabilities },
+        strictAssumptions: strict,
+        invocation: {
+          command: 'client',
+          ...(options.only !== undefined ? { only: options.only } : {}),
+          seed,
+          concurrency,
+          strictAssumptions: strict,
+        },
+      },
       results,
     );
-    const files = writeReports(report, reporters, options.out ?? DEFAULT_CLIENT_OUT);
+    const files = writeReports(report, reporters, options.out ?? DEFAULT_CLIENT_OUT, {
+      entries: () =>
+        byStart(
+          run.started.flatMap(({ checkId, scenario }) =>
+            scenario.requests.map((r) => clientEntry(r, scenario.service.url, checkId)),
+          ),
+        ),
+      redactor,
+    });
     if (consoleOn) reporter.summary(report, files);
     return { exitCode: exitCodeOf(report), report, files };
   } finally {

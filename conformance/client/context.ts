@@ -5,6 +5,7 @@
  * carried over from another scenario). A check asks the driver for operations, then
  * judges what the service recorded and what the driver answered.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../adapter.ts';
 import { curlOf } from '../http.ts';
@@ -152,9 +153,18 @@ export function describeAnswer(answer: Answer): string {
   return `error code ${JSON.stringify(e.code)}, status ${e.status}, retryable ${e.retryable}${e.message ? ` (${e.message.slice(0, 200)})` : ''}`;
 }
 
+/**
+ * The check whose scenario is starting, for the traffic reports: checks call `scenario`
+ * without naming themselves, so the command runs each inside this scope. A scenario several
+ * checks judge is named after the first of them, which starts it.
+ */
+export const currentCheck = new AsyncLocalStorage<string>();
+
 /** The run the client checks share: the target, the driver, and the scenarios made so far. */
 export class ClientRun {
   private readonly shared = new Map<string, Promise<Scenario>>();
+  /** Every scenario started, with the check it started for. */
+  readonly started: Array<{ checkId: string; scenario: Scenario }> = [];
 
   constructor(readonly settings: ClientRunSettings) {}
 
@@ -222,7 +232,9 @@ export class ClientRun {
         PAYMENT_WEBHOOK_SECRET: org.webhookSigningSecret,
         PAYMENT_REQUEST_TIMEOUT_MS: String(this.settings.requestTimeoutMs),
       });
-      return new Scenario(org, service, driver, this.redactor);
+      const scenario = new Scenario(org, service, driver, this.redactor);
+      this.started.push({ checkId: currentCheck.getStore() ?? 'unknown', scenario });
+      return scenario;
     } catch (error) {
       await service.close();
       throw error;

@@ -49,6 +49,8 @@ export interface Recorded {
   target?: Reply;
   /** What the client got: an answer, or none (reset, or it went away while an answer was withheld). */
   got?: Reply;
+  /** Date.now() when the answer was sent. */
+  gotAt?: number;
 }
 
 /** Picks the plan for a request, given the scenario's requests so far (this one last). */
@@ -113,6 +115,7 @@ export async function startScriptedService(targetUrl: string, script: Script): P
         res.writeHead(reply.status, { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) });
         res.end(reply.body);
         recorded.got = reply;
+        recorded.gotAt = Date.now();
       };
       let plan: Plan;
       try {

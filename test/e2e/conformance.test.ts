@@ -76,6 +76,7 @@ describe('the whole suite against the reference server', () => {
         'coverage',
         'descriptionCoverage',
         'durationMs',
+        'invocation',
         'results',
         'startedAt',
         'summary',

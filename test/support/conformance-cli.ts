@@ -41,6 +41,17 @@ export interface JsonReport {
   };
   /** `run` only. */
   descriptionCoverage?: DescriptionCoverage;
+  /** How the run was asked for (conformance/invocation.ts): what `replay` reads. */
+  invocation?: {
+    command: 'run' | 'receiver' | 'client';
+    only?: string;
+    seed?: number;
+    explore?: { seconds: number } | { cases: number };
+    concurrency?: number;
+    settleTimeoutS?: number;
+    strictAssumptions?: boolean;
+    legacy?: 'accept' | 'reject';
+  };
   results: ReportResult[];
 }
 

@@ -1,0 +1,17 @@
+/**
+ * The traffic report DIR/conformance.ndjson: the entries of the HAR report
+ * (reporters/har.ts), one JSON object a line, in the order the exchanges began, for tools
+ * that read a line at a time (jq, a log shipper) rather than one document.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Redactor } from '../redact.ts';
+import type { TrafficEntry } from '../traffic.ts';
+import { harEntry } from './har.ts';
+
+export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Redactor, dir: string): string {
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'conformance.ndjson');
+  writeFileSync(file, entries.map((e) => `${JSON.stringify(harEntry(e, redactor))}\n`).join(''));
+  return file;
+}
