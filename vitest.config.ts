@@ -1,27 +1,18 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 import { measurePace } from './test/support/pace.ts';
 import { ADMIN_URL, answers } from './test/support/postgres-server.ts';
 import { LongestFirst } from './test/support/sequencer.ts';
+import { outsideFast, testFiles } from './test/support/test-tags.ts';
 
 const source = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
-/** The server's tests that also run on PostgreSQL: every one that uses the default test database. */
-const ON_POSTGRES = [
-  'checkout-sessions',
-  'connections',
-  'errors',
-  'field-limits',
-  'fuzz',
-  'idempotency',
-  'lifecycle',
-  'pages',
-  'sandbox',
-  'sandbox-guards',
-  'token-abuse',
-  'tokens',
-  'webhooks',
-].map((name) => `test/server/${name}.test.ts`);
+const root = fileURLToPath(new URL('.', import.meta.url));
+const files = testFiles(root);
+/** The server's tests that also run on PostgreSQL: those tagged `postgres` (test/support/test-tags.ts). */
+const ON_POSTGRES = files.filter((f) => f.tags.includes('postgres')).map((f) => f.file);
+/** `npm run test:fast` (TEST_FAST=1): every file but the slow, end-to-end, browser and packaging ones. */
+const OUTSIDE_FAST = process.env.TEST_FAST ? files.filter((f) => outsideFast(f.file, f.tags)).map((f) => f.file) : [];
 
 // Whether PostgreSQL answers, decided once: without it its tests are skipped, said in
 // one line; with REQUIRE_POSTGRES set (.ci/run sets it) its absence fails the run.
@@ -77,7 +68,10 @@ export default defineConfig({
     sequence: { sequencer: LongestFirst },
     provide: { postgres },
     projects: [
-      { extends: true as const, test: { name: 'main', include: ['test/**/*.test.ts'] } },
+      {
+        extends: true as const,
+        test: { name: 'main', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...OUTSIDE_FAST] },
+      },
       ...(postgres
         ? [
             {

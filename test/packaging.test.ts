@@ -3,6 +3,8 @@
  * installed in scratch projects outside the repository (one per kind of user: merchant,
  * validating team, sandbox user), then used there with plain Node and a strict TypeScript
  * compiler. Prints what each install brought (packages, MB, seconds).
+ *
+ * @tags long
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import {

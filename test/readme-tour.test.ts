@@ -5,6 +5,8 @@
  * Only the port differs: the tour's 4010 becomes the server's free port. And every doc
  * calls the project's commands with `npx --no --`, so npm never fetches a registry package
  * of the same name in their place, nor takes their flags for its own.
+ *
+ * @tags long, slow
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';

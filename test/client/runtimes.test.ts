@@ -6,6 +6,8 @@
  * signature vector goes through `verifyWebhookAsync` and `computeSignatureAsync`, a
  * header made by `signWebhookAsync` verifies, and an idempotency key is a UUID; the
  * verdicts must be those of the synchronous Node verifier.
+ *
+ * @tags slow
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

@@ -8,6 +8,8 @@
  * legacy transactions in a target's own shapes, with and without the adapter's
  * paymentLinks and legacyTransactions; `adapter init`; and --adapter manual with a person
  * (here, a script) paying on the hosted page.
+ *
+ * @tags long
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

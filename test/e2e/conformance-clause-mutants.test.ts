@@ -6,6 +6,8 @@
  * breaks, so a mutant is caught only by a check that says it judges those clauses. A mutant is killed when a must check fails
  * (exit 1); a setup error (exit 2) would put the target's defect on the adapter, so it
  * does not count. The kill rate is printed by section.
+ *
+ * @tags long
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLAUSES, clause } from '../../conformance/clauses.ts';

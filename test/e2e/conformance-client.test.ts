@@ -7,6 +7,8 @@
  * client fails the rules it breaks and no others; each client mutant (the SDK with one rule
  * broken) is caught by the checks of that rule; and a driver that breaks the protocol is
  * told so.
+ *
+ * @tags long
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

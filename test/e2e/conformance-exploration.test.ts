@@ -5,6 +5,8 @@
  * the finding shrunk to a few numbered curl lines, with the clause broken and the seed;
  * the seed replays it step for step; and against the reference server it finds nothing.
  * (Its kill rates over every mutant of the project: npm run explore:rates.)
+ *
+ * @tags long
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain, runSuite, type CliRun } from '../support/conformance-cli.ts';

@@ -5,6 +5,8 @@
  * generated code formats within their rules, headers of the token endpoint's 401 of its
  * own, and a repeated delivery of a completed event. The suite must pass each of them, and
  * all of them at once over the whole suite.
+ *
+ * @tags long
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -3,6 +3,8 @@
  * and the server and between the server and the suite's receiver: each violation of the
  * service document must be caught by the check meant for it (that check fails, and the
  * run exits 1).
+ *
+ * @tags long
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { explain } from '../support/conformance-cli.ts';

@@ -1,6 +1,8 @@
 /**
  * `payment-conformance receiver` against a tiny correct merchant receiver (it passes)
  * and broken ones (each caught by the check meant for it), run as a user runs it.
+ *
+ * @tags long
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';

@@ -6,6 +6,8 @@
  * TLS to the suite's receiver, trusting the receiver's CA. It refuses the request shapes
  * the suite modelled for payment links and legacy transactions, as the document lets it;
  * its adapter makes them in its own shapes (paymentLinks, legacyTransactions).
+ *
+ * @tags long
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

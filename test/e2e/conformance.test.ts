@@ -3,6 +3,8 @@
  * whole suite passes with no skips; `list`; the JSON, JUnit and HTML reports; exit
  * statuses for usage and setup errors; and a target without a sandbox API (checks that
  * need it are skipped with the reason, the rest run from --config profiles).
+ *
+ * @tags long
  */
 import { spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -3,6 +3,8 @@
  * reference server on loopback with every other address blocked: the API reference renders its operations
  * and webhooks, the sandbox reference renders, and every error code's doc_url lands on
  * its section. Screenshots go to test-results/docs/ (git-ignored).
+ *
+ * @tags long
  */
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';

@@ -8,6 +8,8 @@
  * and live sessions), and basic accessibility of the payable page. Every address other
  * than the two local servers is blocked, and the last test asserts none was tried.
  * Screenshots go to test-results/hosted-page/ (git-ignored).
+ *
+ * @tags long
  */
 import { mkdir } from 'node:fs/promises';
 import http from 'node:http';

@@ -4,6 +4,8 @@
  * with one key make one payment, the hosted page works through any server, and killing a
  * server under load loses no acknowledged create while its webhook attempts pass to a
  * survivor, each made once. Skipped, with the other PostgreSQL tests, where none answers.
+ *
+ * @tags long
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -2,6 +2,8 @@
  * POST and GET /api/checkout-sessions (service document: Endpoints, Resources, States,
  * Errors), over HTTP against the in-process reference server. Every answer is also
  * checked against the description by the test client.
+ *
+ * @tags postgres
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';

@@ -6,6 +6,8 @@
  *   once the flood ends;
  * - SIGTERM stops taking connections and requests at once, answers the request under
  *   way (with `Connection: close`), then exits.
+ *
+ * @tags slow
  */
 import http from 'node:http';
 import net from 'node:net';

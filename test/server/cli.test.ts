@@ -8,6 +8,8 @@
  * network without a long token of the operator's, the database's files private, `--db`
  * values refused rather than guessed at, the random sandbox token kept with the data, and a
  * broken PostgreSQL connection logged without its client; and `--version`.
+ *
+ * @tags long
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import {

@@ -3,6 +3,8 @@
  * wait for the end of the turn and go out together (server/http/respond.ts); pages,
  * answers after a group commit and errors take other paths. Whichever way each is written,
  * every connection must get its own answers, in the order it asked.
+ *
+ * @tags postgres
  */
 import http from 'node:http';
 import net from 'node:net';

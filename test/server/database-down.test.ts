@@ -4,6 +4,8 @@
  * /healthz says 503, and once the database is back the server carries on by itself. The
  * database is cut off by a TCP relay between them (test/support/postgres.ts). Skipped, with the other PostgreSQL
  * tests, where none answers.
+ *
+ * @tags slow
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FreshDatabase, freshDatabase, postgresAvailable, relay } from '../support/postgres.ts';

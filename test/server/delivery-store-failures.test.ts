@@ -6,6 +6,8 @@
  * outlasts the statement timeout, and by a role with a tiny connection limit. Each time: the process does not
  * end (no unhandled rejection), it keeps answering, and once the store is back the
  * delivery carries on under the card rail's rules until the receiver has it.
+ *
+ * @tags long, slow
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

@@ -1,6 +1,8 @@
 /**
  * Answers outside the operations' happy paths: unknown routes, wrong methods, unexpected
  * exceptions, the envelope's doc_url, and what never appears in a body or the log.
+ *
+ * @tags postgres
  */
 import net from 'node:net';
 import { Writable } from 'node:stream';

@@ -4,6 +4,8 @@
  * characters, redirectUrl and webhookUrl at most 2048, on every create endpoint; the token
  * pair at most 255 each. Over HTTP against the in-process server: each accepted at its
  * limit and refused one over it, naming the field, with nothing stored.
+ *
+ * @tags postgres
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';

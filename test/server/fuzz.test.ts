@@ -20,6 +20,8 @@
  * own regression tests at the end, and the generators draw their inputs too (malformed
  * percent-escapes in paths, a request sent as a JSON string, an unknown query parameter on
  * a read, a deeply nested extra field under an Idempotency-Key).
+ *
+ * @tags postgres
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -1,6 +1,8 @@
 /**
  * Idempotent creates (service document: POST /api/checkout-sessions, Idempotency rules),
  * over HTTP against the in-process reference server.
+ *
+ * @tags postgres
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {

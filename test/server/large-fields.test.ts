@@ -5,6 +5,8 @@
  * sent them. The server's RSS and heap (it runs in this process) are measured before and
  * after, and printed; the bound asserted on RSS is generous, so a lost limit breaks it
  * and allocator noise does not.
+ *
+ * @tags long, slow
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

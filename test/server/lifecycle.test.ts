@@ -1,6 +1,8 @@
 /**
  * The payment lifecycle driven through the sandbox attempts endpoints (service document:
  * States and transitions, redirect rule), payment links and the legacy transaction paths.
+ *
+ * @tags postgres
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

@@ -4,6 +4,8 @@
  * payment (a pending one reloads itself, a completed one leads back to the merchant).
  * Their look and links in a browser are in test/e2e/docs.browser.test.ts and
  * test/e2e/hosted-page.browser.test.ts.
+ *
+ * @tags postgres
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TOKEN, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';

@@ -5,6 +5,8 @@
  * payment is never paid through it (400 invalid_state), on any of its three attempt routes.
  *
  * Requests sent from other loopback addresses (127.0.0.x) stand for other machines.
+ *
+ * @tags postgres
  */
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

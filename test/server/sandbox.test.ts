@@ -1,4 +1,8 @@
-/** The sandbox API (openapi/sandbox.yaml): provisioning, clock, secrets, faults, auth. */
+/**
+ * The sandbox API (openapi/sandbox.yaml): provisioning, clock, secrets, faults, auth.
+ *
+ * @tags postgres
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SANDBOX_TOKEN, sessionRequest, startTestServer, type TestServer } from '../support/server.ts';
 

@@ -9,6 +9,8 @@
  *
  * Sources are told apart by the client's address: requests sent from other loopback
  * addresses (127.0.0.x) stand for other machines.
+ *
+ * @tags postgres
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,6 +1,8 @@
 /**
  * POST /api/token and the bearer checks (service document: Authentication, Errors),
  * over HTTP against the in-process reference server.
+ *
+ * @tags postgres
  */
 import { scrypt } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';

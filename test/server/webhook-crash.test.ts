@@ -13,6 +13,8 @@
  *    maybe not started, maybe in flight (the receiver is slow to answer): after restart
  *    every webhook arrives, attempt numbers run 1, 2, ... with no gap or repeat, never more
  *    than three, and the receiver never saw more deliveries than were recorded.
+ *
+ * @tags long, slow
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';

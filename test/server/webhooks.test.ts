@@ -4,6 +4,8 @@
  * verifier of the same scheme, the exact payload, attempts per rail for each kind of
  * answer, nothing sent for declines, expiry or without webhookUrl, rotation, unsigned
  * deliveries, legacy bodies, and the target check made again at delivery time.
+ *
+ * @tags postgres, long, slow
  */
 import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
