@@ -6,6 +6,7 @@
  * yields a usable error of the right family instead of a crash.
  */
 import type { components } from '@payment-service/contract';
+import { ACCOUNT_CONFIGURATION_CODES as CONFIGURATION_CODES } from '@payment-service/contract/errors';
 
 export type KnownErrorCode = components['schemas']['KnownErrorCode'];
 /** A known code, or any code the service adds later. */
@@ -91,13 +92,8 @@ export class RequestAbortedError extends PaymentError {
   override name = 'RequestAbortedError';
 }
 
-/** The account-configuration codes the document says are fixed in the portal. */
-export const ACCOUNT_CONFIGURATION_CODES: ReadonlySet<string> = new Set<KnownErrorCode>([
-  'card_not_enabled',
-  'open_banking_not_enabled',
-  'settlement_account_missing',
-  'open_banking_currency_unsupported',
-]);
+/** The account-configuration codes the document says are fixed in the portal (the description's `x-account-configuration`). */
+export const ACCOUNT_CONFIGURATION_CODES: ReadonlySet<string> = new Set<KnownErrorCode>(CONFIGURATION_CODES);
 
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -629,7 +629,7 @@ export interface components {
         Currency: "NZD" | "AUD";
         /**
          * KnownErrorCode
-         * @description The error codes this description documents. `x-error-status` gives the HTTP status each is answered with; `x-enumDescriptions` says when.
+         * @description The error codes this description documents. `x-error-status` gives the HTTP status each is answered with; `x-enumDescriptions` says when; `x-account-configuration` lists the codes that are fixed in the portal, not by retrying (the document's client guidance).
          * @enum {string}
          */
         KnownErrorCode: "validation_failed" | "card_not_enabled" | "open_banking_not_enabled" | "settlement_account_missing" | "open_banking_currency_unsupported" | "currency_mismatch" | "idempotency_error" | "unauthorized" | "token_expired" | "invalid_token" | "unknown_api_key" | "not_found" | "internal_error";

@@ -39,8 +39,14 @@ function errorStatuses(docs: Array<Record<string, unknown>>): string {
     for (const schema of Object.values(schemas)) Object.assign(statuses, schema?.['x-error-status'] ?? {});
   }
   const rows = Object.entries(statuses).map(([code, status]) => `  ${code}: ${status},`);
+  const configuration = new Set(
+    docs.flatMap((doc) => {
+      const schemas = ((doc.components as Record<string, unknown> | undefined)?.schemas ?? {}) as Record<string, any>;
+      return Object.values(schemas).flatMap((schema) => (schema?.['x-account-configuration'] ?? []) as string[]);
+    }),
+  );
   return [
-    `// ${marker('the x-error-status maps of openapi/')}`,
+    `// ${marker('the x-error-status and x-account-configuration lists of openapi/')}`,
     '/** The HTTP status of each error code the descriptions document (their `x-error-status` maps). */',
     'export const ERROR_STATUS = {',
     ...rows,
@@ -48,6 +54,11 @@ function errorStatuses(docs: Array<Record<string, unknown>>): string {
     '',
     '/** An error code the descriptions document. */',
     'export type DocumentedErrorCode = keyof typeof ERROR_STATUS;',
+    '',
+    '/** The account-configuration codes: fixed in the portal, not by retrying (`x-account-configuration`). */',
+    'export const ACCOUNT_CONFIGURATION_CODES = [',
+    ...[...configuration].map((code) => `  '${code}',`),
+    '] as const satisfies readonly DocumentedErrorCode[];',
     '',
   ].join('\n');
 }

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { computeSignature, signWebhook } from '@payment-service/client/webhooks';
+import { ACCOUNT_CONFIGURATION_CODES } from '@payment-service/contract/errors';
 import type { Check } from '../check-definition.ts';
 import { AdapterError } from '../adapter.ts';
 import { CheckSkipped } from '../outcome.ts';
@@ -475,12 +476,7 @@ export const clientChecks: ClientCheck[] = [
     section: ERRORS,
     title: 'The four account-configuration codes are reported, not retried',
     async run(run) {
-      const codes = [
-        'card_not_enabled',
-        'open_banking_not_enabled',
-        'settlement_account_missing',
-        'open_banking_currency_unsupported',
-      ];
+      const codes = ACCOUNT_CONFIGURATION_CODES;
       await run.scenario(
         on(isCreate, (n, r) => (n <= codes.length ? { answer: errorReply(r, 400, codes[n - 1]!) } : undefined)),
         async (s) => {

@@ -171,6 +171,9 @@ function typeVerdict(diff: {
     : { kind: 'breaking', why: 'retyped: a value sent before is refused, or one read now was never read before' };
 }
 
+/** Extensions that document a value and change nothing on the wire. */
+const DOCUMENTATION_EXTENSIONS = new Set(['x-enumDescriptions', 'x-account-configuration', 'x-assumption']);
+
 /** `GET /api/x` or `webhook name` for a diff path under `paths`. */
 function whereOf(path: readonly (string | number)[], party: Party): string {
   const route = String(path[1]);
@@ -185,8 +188,12 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
   const out: Change[] = [];
   for (const diff of diffs) {
     if (diff.path[0] !== 'paths') continue;
-    // An example is documentation, whatever it shows.
-    const example = diff.path.some((key) => key === 'example' || key === 'examples');
+    // An example is documentation, whatever it shows; so are the extensions that only say
+    // something of a value (when a code is answered, which codes the portal fixes, what is
+    // our modelling): none changes what is sent or read.
+    const example = diff.path.some(
+      (key) => key === 'example' || key === 'examples' || DOCUMENTATION_EXTENSIONS.has(String(key)),
+    );
     let kind: Kind = example ? 'annotation' : diff.type === 'unclassified' ? 'breaking' : diff.type;
     let why: string | undefined =
       !example && diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;

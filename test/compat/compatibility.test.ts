@@ -253,6 +253,14 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     want: { 'API clients': 'annotation' },
   },
   {
+    change: 'a code named among those the portal fixes (x-account-configuration)',
+    edit: (c) => {
+      const known = schemas(c).KnownErrorCode;
+      known['x-account-configuration'] = [...(known['x-account-configuration'] ?? []), 'currency_mismatch'];
+    },
+    want: { 'API clients': 'annotation' },
+  },
+  {
     change: 'an operation described in other words',
     edit: (c) => {
       c.openapi.paths['/api/token'].post.description += ' Reuse the token until it expires.';
