@@ -334,7 +334,8 @@ function readTypesNodeVersion(): string {
  * and check steps, which must be the same in both, and where both keep the reports.
  */
 function ciRecipe(readme: string): { install: string; check: string; client: string; artifacts: string } {
-  const section = readme.slice(readme.indexOf('## In CI'), readme.indexOf('## `run` flags'));
+  const start = readme.indexOf('## In CI');
+  const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
   const blocks = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => parseYaml(m[1]!));
   expect(blocks).toHaveLength(2);
   const [github, gitlab] = blocks as [any, any];
@@ -367,19 +368,38 @@ describe('the conformance suite and the server, each installed from its tarball'
     ).toEqual([]);
   });
 
-  it('every link of the installed suite’s README resolves inside the package, clause anchors included', () => {
+  it('every link of the installed suite’s README and reference pages resolves inside the package, anchors included', () => {
     const dir = path.join(suite.dir, 'node_modules/@payment-service/conformance');
-    const readme = readFileSync(path.join(dir, 'README.md'), 'utf8');
-    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
-      .map((m) => m[1]!)
-      .filter((l) => !/^(https?:|mailto:)/.test(l));
-    expect(links.length).toBeGreaterThan(100);
-    const broken = links.filter((link) => {
+    const pages = ['README.md', ...readdirSync(path.join(dir, 'docs')).map((f) => `docs/${f}`)];
+    // An anchor is an explicit `<a id>` (checks, clauses, capabilities, commands) or a
+    // heading, by the id GitHub gives it.
+    const anchorsOf = (text: string) =>
+      new Set([
+        ...[...text.matchAll(/<a id="([^"]+)"><\/a>/g)].map((m) => m[1]!),
+        ...[...text.matchAll(/^#+ (.+)$/gm)].map((m) =>
+          m[1]!
+            .replace(/<[^>]+>/g, '')
+            .trim()
+            .toLowerCase()
+            .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+            .replace(/\s/g, '-'),
+        ),
+      ]);
+    const links = pages.flatMap((page) =>
+      [...readFileSync(path.join(dir, page), 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
+        .map((m) => m[1]!)
+        .filter((l) => !/^(https?:|mailto:)/.test(l))
+        .map((link) => ({ page, link })),
+    );
+    expect(links.length).toBeGreaterThan(1000);
+    // The README leads to every reference page.
+    const fromReadme = links.filter((l) => l.page === 'README.md').map((l) => l.link.split('#')[0]);
+    expect(pages.filter((p) => p !== 'README.md' && !fromReadme.includes(p))).toEqual([]);
+    const broken = links.filter(({ page, link }) => {
       const [file, anchor] = link.split('#');
-      if (!file) return anchor !== undefined && !readme.includes(`id="${anchor}"`);
-      const target = path.join(dir, file);
+      const target = file ? path.join(dir, path.dirname(page), file) : path.join(dir, page);
       if (!existsSync(target)) return true;
-      return anchor !== undefined && !readFileSync(target, 'utf8').includes(`<a id="${anchor}"></a>`);
+      return anchor !== undefined && !anchorsOf(readFileSync(target, 'utf8')).has(anchor);
     });
     expect(broken).toEqual([]);
   });

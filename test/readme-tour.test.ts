@@ -9,7 +9,7 @@
  * @tags long, slow
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -101,7 +101,15 @@ describe('the README tour', () => {
 });
 
 describe('the docs', () => {
-  const docs = ['README.md', 'client/README.md', 'conformance/README.md', 'server/README.md', 'test/README.md'];
+  const docs = [
+    'README.md',
+    'client/README.md',
+    'conformance/README.md',
+    ...readdirSync(path.join(repoRoot, 'conformance/docs')).map((page) => `conformance/docs/${page}`),
+    'server/README.md',
+    'test/README.md',
+    'test/conformance.md',
+  ];
   // `--no` keeps npm from fetching a registry package of the name; `--` keeps npm from
   // taking the command's own flags (npm reads `--version`, `--help` and `--port 0` as its own).
   it.each(docs)('%s calls the project’s commands with npx --no --, never a bare npx', (doc) => {
