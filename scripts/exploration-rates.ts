@@ -4,12 +4,20 @@
  * exploration-mutants.ts) is run three ways against the reference server: exploration
  * alone (EXPL-*), the hand-written checks alone (the selection its own test makes), and
  * both. A mutant is killed when the run fails a must check (exit 1). Prints the kill
- * rates and the mutants exploration alone misses.
+ * rates and the mutants exploration alone misses, and, when every mutant ran (no --only),
+ * writes them to test/measured/exploration-rates.md with the date, the suite's version and
+ * the machine: the test documentation links that file rather than copying figures by hand.
  *
  * Options: --explore <s> (default 10, the suite's default), --seed <n> (default 1),
  * --parallel <n> mutants at once (default 3), --only <substring of a mutant's name>.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { CLAUSE_REGISTER_VERSION } from '../conformance/clauses.ts';
+import { TOOL_VERSION } from '../conformance/version.ts';
 import { BASELINE, clauseMutants, selectionFor } from '../test/support/clause-mutants.ts';
 import { runVariant, type Variant } from '../test/support/conformance-variants.ts';
 import { explorationMutants } from '../test/support/exploration-mutants.ts';
@@ -85,6 +93,7 @@ async function judge(subject: Subject): Promise<void> {
   );
 }
 
+const startedAt = new Date();
 let next = 0;
 await Promise.all(
   Array.from({ length: Number(values.parallel) }, async () => {
@@ -99,9 +108,29 @@ for (const family of ['named', 'clause', 'combination', 'all'] as const) {
   const count = (way: Way) => percent(rows.filter((r) => r[way]).length, rows.length);
   lines.push(`| ${family} | ${count('exploration')} | ${count('checks')} | ${count('both')} |`);
 }
-console.log(
-  `Kill rates (--explore ${values.explore} --seed ${values.seed}; baseline of the clause runs: ${BASELINE.join(', ')})\n`,
-);
+const heading = `Kill rates (--explore ${values.explore} --seed ${values.seed}; baseline of the clause runs: ${BASELINE.join(', ')})`;
+console.log(`${heading}\n`);
 console.log(lines.join('\n'));
 const missed = [...killed].filter(([, r]) => !r.exploration).map(([s]) => `- ${s.family}: ${s.variant.name}`);
 console.log(`\nNot caught by exploration alone (${missed.length}):\n${missed.join('\n')}`);
+
+if (!values.only) {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const cpus = os.cpus();
+  const text = [
+    '<!-- Written by `npm run explore:rates` (scripts/exploration-rates.ts). Do not edit: run it again. -->',
+    '',
+    '# What the exploration adds: kill rates',
+    '',
+    `Measured ${startedAt.toISOString().slice(0, 10)} with payment-conformance ${TOOL_VERSION} (clause register ${CLAUSE_REGISTER_VERSION}) on Node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${values.parallel} mutants at a time, each run on a fresh reference server: \`--explore ${values.explore} --seed ${values.seed}\`. A mutant is killed when the run fails a must check. "checks alone" is the selection each mutant's own test makes (for the clause mutants, the checks citing its clauses and a baseline: ${BASELINE.join(', ')}).`,
+    '',
+    lines.join('\n'),
+    '',
+    `Not caught by exploration alone (${missed.length}):`,
+    '',
+    missed.join('\n'),
+    '',
+  ].join('\n');
+  mkdirSync(path.join(root, 'test/measured'), { recursive: true });
+  writeFileSync(path.join(root, 'test/measured/exploration-rates.md'), text);
+}
