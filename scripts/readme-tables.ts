@@ -125,6 +125,9 @@ function recordedFailures(): Record<string, RecordedFailure> {
   return (JSON.parse(readFileSync(file, 'utf8')) as { failures: Record<string, RecordedFailure> }).failures;
 }
 
+/** The most lines of an example shown. */
+const EXAMPLE_LINES = 40;
+
 const LEVELS =
   '`must` fails the run; `should` is reported and never fails it; `assumption` also relies on a rule of ours where the document leaves a choice open, and a target that breaks only that rule `differs` (a failure only with `--strict-assumptions`)';
 
@@ -146,10 +149,16 @@ function checkEntry(c: RegisteredCheck<unknown>, example: RecordedFailure | unde
     lines.push(`- uses, when offered: ${c.uses.map((r) => capabilityLink(r, 'capabilities.md')).join(', ')}`);
   lines.push('');
   if (example) {
+    // A client's failure lists every request of its scenario: the first ones show the fault.
+    const printed = example.console.split('\n');
+    const shown =
+      printed.length > EXAMPLE_LINES
+        ? [...printed.slice(0, EXAMPLE_LINES), `    … ${printed.length - EXAMPLE_LINES} more lines`]
+        : printed;
     lines.push(
-      `Example failure, against ${example.against} (recorded ${example.recorded}, payment-conformance ${example.suite}):`,
+      `Example failure, against ${prose(example.against)} (recorded ${example.recorded}, payment-conformance ${example.suite}):`,
       '',
-      fenced(example.console, 'text'),
+      fenced(shown.join('\n'), 'text'),
     );
   } else {
     lines.push(
