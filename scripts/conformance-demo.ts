@@ -20,6 +20,8 @@ import { fileURLToPath } from 'node:url';
 import { type DescriptionCoverage, shortfallText } from '../conformance/description-coverage.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+// The machine's load when the run starts: the figures are only as good as the machine was quiet.
+const loadAtStart = os.loadavg()[0]!;
 const sandboxToken = `sbx_demo_${randomBytes(12).toString('hex')}`;
 
 const server = spawn(
@@ -93,7 +95,7 @@ function writeMeasured(exitCode: number | null): void {
     '',
     '# The whole suite against the reference server',
     '',
-    `Measured ${report.startedAt.slice(0, 10)} with payment-conformance ${report.tool.version} (clause register ${report.tool.clauseRegisterVersion}) on Node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}): \`payment-conformance run\` with the sandbox adapter and every default (\`--explore 10\`, \`--concurrency 8\`), against \`payment-server\` on an in-memory database, both on this machine.`,
+    `Measured ${report.startedAt.slice(0, 10)} with payment-conformance ${report.tool.version} (clause register ${report.tool.clauseRegisterVersion}) on Node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}, load average ${loadAtStart.toFixed(1)} at the start): \`payment-conformance run\` with the sandbox adapter and every default (\`--explore 10\`, \`--concurrency 8\`), against \`payment-server\` on an in-memory database, both on this machine.`,
     '',
     `- exit status ${exitCode}: ${counts}; ${report.coverage.must.judged} of ${report.coverage.must.total} must checks judged`,
     `- time: ${(report.durationMs / 1000).toFixed(1)} s`,

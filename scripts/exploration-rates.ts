@@ -11,6 +11,7 @@
  * Options: --explore <s> (default 10, the suite's default), --seed <n> (default 1),
  * --parallel <n> mutants at once (default 3), --only <substring of a mutant's name>.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +95,8 @@ async function judge(subject: Subject): Promise<void> {
 }
 
 const startedAt = new Date();
+// The machine's load when the runs start: the rates are only as good as the machine was quiet.
+const loadAtStart = os.loadavg()[0]!;
 let next = 0;
 await Promise.all(
   Array.from({ length: Number(values.parallel) }, async () => {
@@ -122,7 +125,7 @@ if (!values.only) {
     '',
     '# What the exploration adds: kill rates',
     '',
-    `Measured ${startedAt.toISOString().slice(0, 10)} with payment-conformance ${TOOL_VERSION} (clause register ${CLAUSE_REGISTER_VERSION}) on Node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}), ${values.parallel} mutants at a time, each run on a fresh reference server: \`--explore ${values.explore} --seed ${values.seed}\`. A mutant is killed when the run fails a must check. "checks alone" is the selection each mutant's own test makes (for the clause mutants, the checks citing its clauses and a baseline: ${BASELINE.join(', ')}).`,
+    `Measured ${startedAt.toISOString().slice(0, 10)} with payment-conformance ${TOOL_VERSION} (clause register ${CLAUSE_REGISTER_VERSION}) on Node ${process.version}, ${cpus.length} CPUs (${cpus[0]?.model.trim() ?? 'unknown'}, load average ${loadAtStart.toFixed(1)} at the start), ${values.parallel} mutants at a time, each run on a fresh reference server: \`--explore ${values.explore} --seed ${values.seed}\`. A mutant is killed when the run fails a must check. "checks alone" is the selection each mutant's own test makes (for the clause mutants, the checks citing its clauses and a baseline: ${BASELINE.join(', ')}).`,
     '',
     lines.join('\n'),
     '',
@@ -131,6 +134,12 @@ if (!values.only) {
     missed.join('\n'),
     '',
   ].join('\n');
-  mkdirSync(path.join(root, 'test/measured'), { recursive: true });
-  writeFileSync(path.join(root, 'test/measured/exploration-rates.md'), text);
+  const file = path.join(root, 'test/measured/exploration-rates.md');
+  mkdirSync(path.dirname(file), { recursive: true });
+  // Laid out as the formatter `npm test` holds every file to lays out the table.
+  const formatted = execFileSync(path.join(root, 'node_modules/.bin/biome'), ['format', `--stdin-file-path=${file}`], {
+    input: text,
+    encoding: 'utf8',
+  });
+  writeFileSync(file, formatted);
 }
