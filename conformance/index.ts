@@ -5,7 +5,7 @@
  * adapter and a client's driver are written against.
  */
 import type { TargetAdapter } from './adapter.ts';
-import { execute, type REPORTERS, type RunOutcome } from './run-command.ts';
+import { execute, type REPORTERS, type RunOutcome } from './modes/run/command.ts';
 
 export type {
   AdapterFactory,
@@ -27,7 +27,7 @@ export type {
 export { AdapterError, CAPABILITIES, CAPABILITY_METHODS, MODELLED_STAND_INS } from './adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
 export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
-export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
+export type { Coverage, Evidence, Level, Report, Result, Status } from './runner/outcome.ts';
 export type {
   ConstraintItem,
   DescriptionCoverage,
@@ -36,10 +36,10 @@ export type {
   Undocumented,
   WebhookEventItem,
 } from './description-coverage.ts';
-export { SetupError } from './outcome.ts';
-export type { RunOutcome } from './run-command.ts';
-export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
-export { type ClientOptions, type ClientOutcome, executeClient } from './client/command.ts';
+export { SetupError } from './runner/outcome.ts';
+export type { RunOutcome } from './modes/run/command.ts';
+export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './modes/receiver/command.ts';
+export { type ClientOptions, type ClientOutcome, executeClient } from './modes/client/command.ts';
 export type {
   Answer,
   ClientError,
@@ -50,7 +50,7 @@ export type {
   OperationName,
   Outcome as DriverOutcome,
   Said,
-} from './client/protocol.ts';
+} from './modes/client/protocol.ts';
 
 export type Reporter = (typeof REPORTERS)[number];
 

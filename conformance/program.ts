@@ -9,13 +9,18 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ADAPTER_TEMPLATE } from './adapters/template.ts';
-import { createRegistry } from './checks/index.ts';
+import { createRegistry } from './modes/run/checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
-import { SetupError } from './outcome.ts';
-import { clientCommand, createClientRegistry, DEFAULT_CLIENT_OUT } from './client/command.ts';
-import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
-import { DEFAULT_REPLAY_OUT, replayCommand } from './replay.ts';
-import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
+import { SetupError } from './runner/outcome.ts';
+import { clientCommand, createClientRegistry, DEFAULT_CLIENT_OUT } from './modes/client/command.ts';
+import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './modes/receiver/command.ts';
+import { DEFAULT_REPLAY_OUT, replayCommand } from './modes/run/replay.ts';
+import {
+  DEFAULT_EXPLORE_S,
+  DEFAULT_MANUAL_TIMEOUT_MS,
+  DEFAULT_SETTLE_TIMEOUT_S,
+  runCommand,
+} from './modes/run/command.ts';
 import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };

@@ -1,6 +1,6 @@
 /** A check: clauses of the service document, enforced under a stable id. */
-import type { Capability } from './adapter.ts';
-import type { CheckContext } from './context/check-context.ts';
+import type { Capability } from '../adapter.ts';
+import type { CheckContext } from '../modes/run/context/check-context.ts';
 import type { Level } from './outcome.ts';
 
 /**

@@ -5,14 +5,14 @@
  * differs (an assumption check's failure: a rule of ours, not the document's), skipped
  * (what it needs is missing, named) or error (an adapter call failed: no verdict).
  */
-import { AdapterError, CAPABILITIES, type Capability } from './adapter.ts';
+import { AdapterError, CAPABILITIES, type Capability } from '../adapter.ts';
 import type { RegisteredCheck as Check } from './check-definition.ts';
-import { pool } from './pool.ts';
-import { deliveryPreflight } from './preflight.ts';
-import { CheckContext } from './context/check-context.ts';
-import { exploring, type Preflight, type RunContext } from './context/run-context.ts';
-import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
-import { evidenceOf } from './http.ts';
+import { pool } from '../pool.ts';
+import { deliveryPreflight } from '../modes/run/delivery-preflight.ts';
+import { CheckContext } from '../modes/run/context/check-context.ts';
+import { exploring, type Preflight, type RunContext } from '../modes/run/context/run-context.ts';
+import { SHRINK_LIMIT_MS } from '../explore/explorer.ts';
+import { evidenceOf } from '../http.ts';
 import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker } from './outcome.ts';
 
 export interface RunnerOptions {

@@ -3,11 +3,11 @@
  * (the JSON report format is fixed: conformance/README.md, "Reports"), with the errors a check or the run
  * ends with.
  */
-import type { Capability } from './adapter.ts';
-import { renderRule } from './clauses.ts';
-import type { DescriptionCoverage } from './description-coverage.ts';
-import type { Exchange } from './exchange.ts';
-import type { Invocation } from './invocation.ts';
+import type { Capability } from '../adapter.ts';
+import { renderRule } from '../clauses.ts';
+import type { DescriptionCoverage } from '../description-coverage.ts';
+import type { Exchange } from '../exchange.ts';
+import type { Invocation } from '../invocation.ts';
 
 /**
  * `must`: the service document says so; a failure fails the run.

@@ -4,8 +4,8 @@
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
 import type { Check, RegisteredCheck } from './check-definition.ts';
-import type { CheckContext } from './context/check-context.ts';
-import { clause, renderRule } from './clauses.ts';
+import type { CheckContext } from '../modes/run/context/check-context.ts';
+import { clause, renderRule } from '../clauses.ts';
 import type { Level } from './outcome.ts';
 import { SetupError } from './outcome.ts';
 

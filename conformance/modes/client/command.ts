@@ -4,9 +4,9 @@
  * with --sandbox-token or --adapter); each check runs a scenario in front of it.
  */
 import { randomInt } from 'node:crypto';
-import { AdapterError, CAPABILITIES, type TargetAdapter } from '../adapter.ts';
-import { targetAdapter, baseUrlOf } from '../adapters/load.ts';
-import type { RegisteredCheck } from '../check-definition.ts';
+import { AdapterError, CAPABILITIES, type TargetAdapter } from '../../adapter.ts';
+import { targetAdapter, baseUrlOf } from '../../adapters/load.ts';
+import type { RegisteredCheck } from '../../runner/check-definition.ts';
 import {
   CheckFailure,
   CheckSkipped,
@@ -15,14 +15,14 @@ import {
   type Result,
   resultMaker,
   SetupError,
-} from '../outcome.ts';
-import { Redactor } from '../redact.ts';
-import { Registry } from '../registry.ts';
-import { pool } from '../pool.ts';
-import { ConsoleReporter, type Output } from '../reporters/console.ts';
-import { buildReport, exitCodeOf, parseReporters, writeReports } from '../reporting.ts';
-import { byStart, clientEntry } from '../traffic.ts';
-import { clientChecks } from './checks.ts';
+} from '../../runner/outcome.ts';
+import { Redactor } from '../../redact.ts';
+import { Registry } from '../../runner/registry.ts';
+import { pool } from '../../pool.ts';
+import { ConsoleReporter, type Output } from '../../reporters/console.ts';
+import { buildReport, exitCodeOf, parseReporters, writeReports } from '../../runner/reporting.ts';
+import { byStart, clientEntry } from '../../traffic.ts';
+import { clientChecks } from './checks/index.ts';
 import { ClientRun, currentCheck } from './context.ts';
 import { type DriverSpec, describeDriver, loadDriverModule } from './drivers.ts';
 import type { DriverFactory } from './protocol.ts';

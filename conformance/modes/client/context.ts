@@ -7,10 +7,10 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../adapter.ts';
-import { curlOf } from '../http.ts';
-import { CheckFailure, CheckSkipped, type Evidence } from '../outcome.ts';
-import type { Redactor } from '../redact.ts';
+import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../../adapter.ts';
+import { curlOf } from '../../http.ts';
+import { CheckFailure, CheckSkipped, type Evidence } from '../../runner/outcome.ts';
+import type { Redactor } from '../../redact.ts';
 import { type DriverSession, type DriverSpec, startDriver } from './drivers.ts';
 import type { Answer, Ask } from './protocol.ts';
 import { isToken, type Recorded, type Script, type ScriptedService, startScriptedService } from './service.ts';

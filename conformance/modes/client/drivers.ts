@@ -4,8 +4,8 @@
  * answers each operation with the driver's outcome, or with why none came.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { moduleUrl } from '../adapters/load.ts';
-import { SetupError } from '../outcome.ts';
+import { moduleUrl } from '../../adapters/load.ts';
+import { SetupError } from '../../runner/outcome.ts';
 import type { Answer, Ask, ClientError, DriverEnv, DriverFactory, ModuleDriver, Operation } from './protocol.ts';
 
 /** The driver under test: a shell command, or a module path (or its factory, from the library). */

@@ -15,11 +15,11 @@
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { computeSignature, SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
-import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from './adapter.ts';
-import { baseUrlOf, targetAdapter } from './adapters/load.ts';
-import type { Check, RegisteredCheck } from './check-definition.ts';
-import { responseText, send, shellQuote } from './http.ts';
-import { text } from './json.ts';
+import { AdapterError, CAPABILITIES, type Capability, type Delivery, type TargetAdapter } from '../../adapter.ts';
+import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
+import type { Check, RegisteredCheck } from '../../runner/check-definition.ts';
+import { responseText, send, shellQuote } from '../../http.ts';
+import { text } from '../../json.ts';
 import {
   CheckFailure,
   CheckSkipped,
@@ -28,14 +28,14 @@ import {
   type Result,
   resultMaker,
   SetupError,
-} from './outcome.ts';
-import { poll } from './poll.ts';
-import { Redactor } from './redact.ts';
-import { byStart, type TrafficEntry } from './traffic.ts';
-import { Registry } from './registry.ts';
-import { ConsoleReporter, type Output } from './reporters/console.ts';
-import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
-import { DEFAULT_SETTLE_TIMEOUT_S } from './run-command.ts';
+} from '../../runner/outcome.ts';
+import { poll } from '../../poll.ts';
+import { Redactor } from '../../redact.ts';
+import { byStart, type TrafficEntry } from '../../traffic.ts';
+import { Registry } from '../../runner/registry.ts';
+import { ConsoleReporter, type Output } from '../../reporters/console.ts';
+import { buildReport, exitCodeOf, parseReporters, writeReports } from '../../runner/reporting.ts';
+import { DEFAULT_SETTLE_TIMEOUT_S } from '../run/command.ts';
 
 export interface ReceiverOptions {
   url: string;

@@ -8,25 +8,25 @@
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CAPABILITIES, type Capability, MODELLED_STAND_INS, type TargetAdapter } from './adapter.ts';
-import { baseUrlOf, targetAdapter } from './adapters/load.ts';
-import { manualAdapter } from './adapters/manual.ts';
-import type { RegisteredCheck as Check } from './check-definition.ts';
+import { CAPABILITIES, type Capability, MODELLED_STAND_INS, type TargetAdapter } from '../../adapter.ts';
+import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
+import { manualAdapter } from '../../adapters/manual.ts';
+import type { RegisteredCheck as Check } from '../../runner/check-definition.ts';
 import { createRegistry } from './checks/index.ts';
 import type { Profile } from './context/organisations.ts';
 import { RunContext } from './context/run-context.ts';
-import { descriptionCoverage, shortfallText } from './description-coverage.ts';
-import { send } from './http.ts';
-import { at, isObject, text } from './json.ts';
-import { type Report, type Result, SetupError } from './outcome.ts';
-import { CaptureReceiver } from './receiver.ts';
-import { ConsoleReporter, type Output } from './reporters/console.ts';
-import { buildReport, exitCodeOf, parseReporters, writeReports } from './reporting.ts';
-import { runChecks } from './check-runner.ts';
+import { descriptionCoverage, shortfallText } from '../../description-coverage.ts';
+import { send } from '../../http.ts';
+import { at, isObject, text } from '../../json.ts';
+import { type Report, type Result, SetupError } from '../../runner/outcome.ts';
+import { CaptureReceiver } from './capture-receiver.ts';
+import { ConsoleReporter, type Output } from '../../reporters/console.ts';
+import { buildReport, exitCodeOf, parseReporters, writeReports } from '../../runner/reporting.ts';
+import { runChecks } from '../../runner/judge.ts';
 import { receiverTls } from './tls.ts';
-import { runTraffic } from './traffic.ts';
+import { runTraffic } from '../../traffic.ts';
 
-export { REPORTERS } from './reporting.ts';
+export { REPORTERS } from '../../runner/reporting.ts';
 
 export interface RunOptions {
   baseUrl: string;

@@ -17,13 +17,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pc from 'picocolors';
 import { createRegistry } from './checks/index.ts';
-import type { Invocation } from './invocation.ts';
-import { isObject } from './json.ts';
-import { type Result, SetupError } from './outcome.ts';
-import type { Output } from './reporters/console.ts';
-import { parseReporters } from './reporting.ts';
-import { execute, type RunOptions } from './run-command.ts';
-import { TOOL_VERSION } from './version.ts';
+import type { Invocation } from '../../invocation.ts';
+import { isObject } from '../../json.ts';
+import { type Result, SetupError } from '../../runner/outcome.ts';
+import type { Output } from '../../reporters/console.ts';
+import { parseReporters } from '../../runner/reporting.ts';
+import { execute, type RunOptions } from './command.ts';
+import { TOOL_VERSION } from '../../version.ts';
 
 /** The target's flags, given again: a report keeps none of them (they hold secrets, or belong to a machine). */
 export type ReplayOptions = Pick<

@@ -8,11 +8,11 @@
 import { randomUUID } from 'node:crypto';
 import { computeSignature, signWebhook } from '@payment-service/client/webhooks';
 import { ACCOUNT_CONFIGURATION_CODES } from '@payment-service/contract/errors';
-import type { Check } from '../check-definition.ts';
-import { AdapterError } from '../adapter.ts';
-import { CheckSkipped } from '../outcome.ts';
-import type { Answer } from './protocol.ts';
-import { type ClientRun, describeAnswer, linkBody, type Scenario, type Step, sessionBody } from './context.ts';
+import type { Check } from '../../../runner/check-definition.ts';
+import { AdapterError } from '../../../adapter.ts';
+import { CheckSkipped } from '../../../runner/outcome.ts';
+import type { Answer } from '../protocol.ts';
+import { type ClientRun, describeAnswer, linkBody, type Scenario, type Step, sessionBody } from '../context.ts';
 import {
   envelope,
   isCreate,
@@ -22,7 +22,7 @@ import {
   type Recorded,
   type Reply,
   type Script,
-} from './service.ts';
+} from '../service.ts';
 
 type ClientCheck = Check<ClientRun>;
 

@@ -4,12 +4,12 @@
  * 401 code: unauthorized, invalid_token, token_expired, unknown_api_key.
  */
 import { expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { legacyTransactionBody, paymentLinkBody, sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
-import { text } from '../json.ts';
-import { CheckSkipped, SuiteTooLate } from '../outcome.ts';
+import { text } from '../../../json.ts';
+import { CheckSkipped, SuiteTooLate } from '../../../runner/outcome.ts';
 import { expectPlainError } from './token.ts';
 
 const section = 'Authentication';

@@ -5,12 +5,12 @@
  * `open_banking_not_enabled` and `settlement_account_missing`; where the document fixes
  * no order, any code that applies is a correct answer.
  */
-import type { OrganisationSettings } from '../adapter.ts';
+import type { OrganisationSettings } from '../../../adapter.ts';
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
-import { at, show } from '../json.ts';
+import { at, show } from '../../../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (configuration)';
 

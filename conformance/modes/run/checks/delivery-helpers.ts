@@ -10,16 +10,16 @@
  * attempt, every further delivery counts as an attempt.
  */
 import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
-import type { Rail } from '../adapter.ts';
+import type { Rail } from '../../../adapter.ts';
 import { fail } from '../assert.ts';
 import { legacyTransactionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Hook } from '../context/hooks.ts';
 import type { Org } from '../context/organisations.ts';
-import { at, show, text } from '../json.ts';
-import { CheckFailure, CheckSkipped } from '../outcome.ts';
-import { poll } from '../poll.ts';
-import type { Behaviour, Received } from '../receiver.ts';
+import { at, show, text } from '../../../json.ts';
+import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
+import { poll } from '../../../poll.ts';
+import type { Behaviour, Received } from '../capture-receiver.ts';
 
 export const section = 'Events';
 export const lifecycleSection = 'States and transitions';

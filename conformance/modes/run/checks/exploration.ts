@@ -6,18 +6,25 @@
  * steps as numbered curl lines and the seed that replays it.
  */
 import fc from 'fast-check';
-import { AdapterError, CAPABILITIES } from '../adapter.ts';
-import type { Check } from '../check-definition.ts';
+import { AdapterError, CAPABILITIES } from '../../../adapter.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
-import type { Exchange } from '../exchange.ts';
-import { bodyWith, liveVariants, deriveVariants, expectedOf, type Variant } from '../explore/boundary.ts';
-import { describeFound, explore, findParameters, search, shrinkParameters, shrinkRuns } from '../explore/explorer.ts';
-import { Divergence, detailsProblem, invariants, namedFields } from '../explore/judge.ts';
-import { evidenceOf } from '../http.ts';
-import { at, show } from '../json.ts';
-import { CheckFailure } from '../outcome.ts';
-import { describeDelivery } from './deliveries.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { bodyWith, liveVariants, deriveVariants, expectedOf, type Variant } from '../../../explore/boundary.ts';
+import {
+  describeFound,
+  explore,
+  findParameters,
+  search,
+  shrinkParameters,
+  shrinkRuns,
+} from '../../../explore/explorer.ts';
+import { Divergence, detailsProblem, invariants, namedFields } from '../../../explore/judge.ts';
+import { evidenceOf } from '../../../http.ts';
+import { at, show } from '../../../json.ts';
+import { CheckFailure } from '../../../runner/outcome.ts';
+import { describeDelivery } from './delivery-helpers.ts';
 
 const section = 'Exploration';
 

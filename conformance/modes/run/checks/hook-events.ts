@@ -4,16 +4,16 @@
  * legacy payload, signature header; Webhook signing secret): which events are sent, their
  * payload, their signature, and rotation of the secret.
  */
-import { AdapterError, type Rail } from '../adapter.ts';
+import { AdapterError, type Rail } from '../../../adapter.ts';
 import { expect, fail } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { Api } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
-import type { Exchange } from '../exchange.ts';
-import { at, isObject, show } from '../json.ts';
-import { CheckFailure, NoVerdict, SuiteTooLate } from '../outcome.ts';
-import type { Received } from '../receiver.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { at, isObject, show } from '../../../json.ts';
+import { CheckFailure, NoVerdict, SuiteTooLate } from '../../../runner/outcome.ts';
+import type { Received } from '../capture-receiver.ts';
 import {
   answer,
   expectNothingDelivered,
@@ -32,7 +32,7 @@ import {
   UUID,
   untilAttempt,
   verifies,
-} from './deliveries.ts';
+} from './delivery-helpers.ts';
 
 /**
  * How soon after a delivery arrives the receiver's read of the session must be back: the

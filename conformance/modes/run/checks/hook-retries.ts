@@ -4,13 +4,13 @@
  * 408 and 429 are not final, other 4xx are; the open banking rail makes one attempt; any
  * 2xx within the five seconds the service waits is a success.
  */
-import type { Capability, Delivery, Rail } from '../adapter.ts';
+import type { Capability, Delivery, Rail } from '../../../adapter.ts';
 import { fail } from '../assert.ts';
-import { SuiteTooLate } from '../outcome.ts';
-import type { Check } from '../check-definition.ts';
+import { SuiteTooLate } from '../../../runner/outcome.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
-import { show } from '../json.ts';
-import { type Answer, attemptsOf, type Behaviour, type Received } from '../receiver.ts';
+import { show } from '../../../json.ts';
+import { type Answer, attemptsOf, type Behaviour, type Received } from '../capture-receiver.ts';
 import {
   allAttempts,
   answer,
@@ -22,7 +22,7 @@ import {
   SLOW_ANSWER_MS,
   secretOf,
   section,
-} from './deliveries.ts';
+} from './delivery-helpers.ts';
 
 /** One way the receiver answers, and how a report names it ("404", "302 with a Location"). */
 interface AnswerCase {

@@ -4,11 +4,11 @@
  * original request or replays its result; a different body is `idempotency_error`.
  */
 import { isDeepStrictEqual } from 'node:util';
-import { AdapterError } from '../adapter.ts';
+import { AdapterError } from '../../../adapter.ts';
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
-import { at, show, text } from '../json.ts';
+import { at, show, text } from '../../../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (idempotency)';
 const HOUR = 3600;

@@ -3,10 +3,10 @@
  * Redirect rule): completion, a declined attempt that is not final, the redirect.
  */
 import { expect, expectStatus, fail } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
-import { at, show } from '../json.ts';
-import { CheckSkipped } from '../outcome.ts';
-import { lifecycleSection, UUID } from './deliveries.ts';
+import type { Check } from '../../../runner/check-definition.ts';
+import { at, show } from '../../../json.ts';
+import { CheckSkipped } from '../../../runner/outcome.ts';
+import { lifecycleSection, UUID } from './delivery-helpers.ts';
 
 export const lifecycleChecks: Check[] = [
   {

@@ -4,12 +4,12 @@
  * transaction endpoints; States and transitions).
  */
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
-import type { Exchange } from '../exchange.ts';
-import { at, show, text } from '../json.ts';
-import { CheckFailure } from '../outcome.ts';
-import { poll } from '../poll.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { at, show, text } from '../../../json.ts';
+import { CheckFailure } from '../../../runner/outcome.ts';
+import { poll } from '../../../poll.ts';
 
 const section = 'Endpoints: GET /api/checkout-sessions/{id}';
 /** creditorReference.code: max 12 chars from `[a-zA-Z0-9- ]` (Endpoints: POST /api/checkout-sessions). */

@@ -3,12 +3,12 @@
  * General conventions; Resources; Errors: Envelope): each is judged against the bundled
  * description, and reported as checks of their own. They run after the others.
  */
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
-import { contractProblems, webhookBodyProblems, type ContractProblem } from '../contract.ts';
-import type { Exchange } from '../exchange.ts';
-import { at, isObject, type JsonObject, show } from '../json.ts';
-import { CheckFailure, CheckSkipped } from '../outcome.ts';
+import { contractProblems, webhookBodyProblems, type ContractProblem } from '../../../description.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { at, isObject, type JsonObject, show } from '../../../json.ts';
+import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
 
 const section = 'Responses and errors';
 

@@ -5,9 +5,9 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { expect, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
-import type { Exchange } from '../exchange.ts';
-import { at, isObject, show, text } from '../json.ts';
+import type { Check } from '../../../runner/check-definition.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { at, isObject, show, text } from '../../../json.ts';
 
 const section = 'Endpoints: POST /api/token';
 

@@ -6,10 +6,10 @@
  * is to blame (else null).
  */
 import { expect, expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../check-definition.ts';
+import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
-import { at, isObject, list, show } from '../json.ts';
+import { at, isObject, list, show } from '../../../json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (validation)';
 

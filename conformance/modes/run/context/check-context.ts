@@ -5,8 +5,8 @@
  * (assert.ts). Everything is recorded under the check's id.
  */
 import { randomUUID } from 'node:crypto';
-import type { Capability } from '../adapter.ts';
-import type { Exchange } from '../exchange.ts';
+import type { Capability } from '../../../adapter.ts';
+import type { Exchange } from '../../../exchange.ts';
 import { Api } from './api.ts';
 import { Hooks } from './hooks.ts';
 import type { RunContext } from './run-context.ts';

@@ -2,10 +2,10 @@
  * A check's view of the suite's webhook receiver: paths of its own, each answering as the
  * check says, and waits that end as soon as what is awaited arrives.
  */
-import type { Exchange } from '../exchange.ts';
-import { at, list } from '../json.ts';
-import { CheckSkipped } from '../outcome.ts';
-import type { Behaviour, Received } from '../receiver.ts';
+import type { Exchange } from '../../../exchange.ts';
+import { at, list } from '../../../json.ts';
+import { CheckSkipped } from '../../../runner/outcome.ts';
+import type { Behaviour, Received } from '../capture-receiver.ts';
 import type { RunContext } from './run-context.ts';
 
 export interface Hook {
