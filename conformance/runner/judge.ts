@@ -50,7 +50,7 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   const timeoutMs =
     check.explores && 'cases' in budget
       ? undefined
-      : (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.settleMs, run.settings.settleTimeoutMs)) +
+      : (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.deliveryWaitMs, run.settings.settleTimeoutMs)) +
         (check.explores && 'ms' in budget ? budget.ms + SHRINK_LIMIT_MS : 0);
   let timer: NodeJS.Timeout | undefined;
   try {

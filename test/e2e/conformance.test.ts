@@ -776,7 +776,7 @@ describe('a check that runs out of time', () => {
         adapterName: 'config',
         profiles: [{ clientId: 'c', clientSecret: 's_unit' }],
         receiver: new CaptureReceiver(),
-        settleMs: 100,
+        deliveryWaitMs: 100,
         settleTimeoutMs: 1000,
         explore: { budget: { ms: 0 }, seed: 1 },
         strictAssumptions: false,

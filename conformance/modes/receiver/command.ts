@@ -106,7 +106,8 @@ class Payments {
       clientSecret: string;
       adapter: TargetAdapter;
       receiverUrl: string;
-      settleMs: number;
+      /** How long a payment is awaited to read completed, and its delivery to be recorded (--settle-timeout). */
+      settleTimeoutMs: number;
     },
     private readonly redactor: Redactor,
   ) {}
@@ -115,8 +116,8 @@ class Payments {
     return this.o.adapter;
   }
 
-  get settleMs(): number {
-    return this.o.settleMs;
+  get settleTimeoutMs(): number {
+    return this.o.settleTimeoutMs;
   }
 
   /** A bearer token, reused until it nears the document's five-minute lifetime. */
@@ -206,7 +207,7 @@ class Payments {
           this.redactor,
         ),
       (r) => text(r.json, 'status') === 'completed',
-      this.o.settleMs,
+      this.o.settleTimeoutMs,
     );
     const status = text(read.json, 'status');
     if (status !== 'completed') throw fail(`it still reads ${status ?? read.status} after the settle timeout.`);
@@ -230,7 +231,7 @@ class Payments {
         throw new AdapterError(`The adapter's webhookDeliveries failed: ${(error as Error).message}`);
       }
     };
-    return poll(read, (found) => found.length > 0 && enough(found), this.o.settleMs);
+    return poll(read, (found) => found.length > 0 && enough(found), this.o.settleTimeoutMs);
   }
 }
 
@@ -707,7 +708,7 @@ async function paymentsFor(
       clientSecret: options.clientSecret,
       adapter,
       receiverUrl: options.url,
-      settleMs: settleTimeoutS * 1000,
+      settleTimeoutMs: settleTimeoutS * 1000,
     },
     redactor,
   );

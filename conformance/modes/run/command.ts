@@ -312,7 +312,7 @@ async function runWith(
     adapterName: chosen.name,
     profiles: config.profiles,
     receiver,
-    settleMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
+    deliveryWaitMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
     settleTimeoutMs: (options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S) * 1000,
     explore: {
       budget:

@@ -52,7 +52,7 @@ export function totalsOf(seed: number): number[] {
   return [...FIXED_TOTALS, ...Array.from({ length: 3 }, () => (1 + Math.floor(next() * 1_000_000)) / 100)];
 }
 /** How long a paid session may take to read completed on the target (as --settle-timeout's default). */
-const SETTLE_MS = 30_000;
+const SETTLE_TIMEOUT_MS = 30_000;
 /** Less than this between tries, on average, is no backoff. */
 const MIN_BACKOFF_MS = 50;
 /** Most attempts a client may make of one create that keeps failing before it is hammering the service. */
@@ -785,7 +785,7 @@ export const clientChecks: ClientCheck[] = [
         if (!redirectTo) return;
         // A target may complete a payment a moment after the payer is sent back: the client is
         // judged on a session that reads completed, as the suite reads it.
-        const deadline = Date.now() + SETTLE_MS;
+        const deadline = Date.now() + SETTLE_TIMEOUT_MS;
         while ((await run.statusOf(s, paid.id)) !== 'completed')
           if (Date.now() > deadline) return;
           else await new Promise((resolve) => setTimeout(resolve, 250));

@@ -110,7 +110,7 @@ export async function allAttempts(
   if (got.length === 0) return got;
   const next = async (step: number) => {
     await ctx.target.advanceClock(org, step);
-    const arrived = await ctx.hooks.waitFor(hook, got.length + 1, ctx.run.settings.settleMs);
+    const arrived = await ctx.hooks.waitFor(hook, got.length + 1, ctx.run.settings.deliveryWaitMs);
     if (arrived.length <= got.length) return false;
     got = arrived;
     return true;
@@ -134,7 +134,7 @@ export async function untilAttempt(ctx: CheckContext, org: Org, hook: Hook, coun
   for (const step of [...CLOCK_STEPS, ...CLOCK_STEPS]) {
     if (got.length >= count) return got;
     await ctx.target.advanceClock(org, step);
-    got = await ctx.hooks.waitFor(hook, count, ctx.run.settings.settleMs);
+    got = await ctx.hooks.waitFor(hook, count, ctx.run.settings.deliveryWaitMs);
   }
   return got;
 }

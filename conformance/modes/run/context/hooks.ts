@@ -62,7 +62,7 @@ export class Hooks {
   }
 
   /** Waits long enough to be sure nothing (more) is coming; stops when the check is abandoned. */
-  settle(ms = this.run.settings.settleMs): Promise<void> {
+  settle(ms = this.run.settings.deliveryWaitMs): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.signal.aborted) {
         reject(this.signal.reason);

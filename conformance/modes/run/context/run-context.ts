@@ -35,7 +35,7 @@ export interface RunSettings {
    * (more) arrives: waits end as soon as an attempt arrives. The document states no
    * delivery timing, so this is generous (default 3 s; --config `deliveryWaitMs`).
    */
-  settleMs: number;
+  deliveryWaitMs: number;
   /**
    * How long a payment is awaited to settle after an attempt (reads polled until it leaves
    * `created` and `pending`) and a delivery to arrive (--settle-timeout, default 30 s): a
