@@ -6,6 +6,7 @@
  */
 import type { TargetAdapter } from './adapter.ts';
 import { execute, type REPORTERS, type RunOutcome } from './modes/run/command.ts';
+import { outOf } from './runner/flags.ts';
 
 export type {
   AdapterFactory,
@@ -100,7 +101,7 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
       config: options.config,
       only: options.only,
       reporter: (options.reporters ?? []).join(','),
-      out: options.out ?? 'reports/conformance',
+      out: outOf(options.out, 'run'),
       strictAssumptions: options.strictAssumptions ?? false,
       receiverHost: options.receiverHost ?? '127.0.0.1',
       receiverPort: options.receiverPort ?? 0,

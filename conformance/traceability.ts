@@ -5,8 +5,8 @@
  */
 import { createRegistry } from './modes/run/checks/index.ts';
 import { CLAUSES } from './clauses.ts';
-import { createClientRegistry } from './modes/client/command.ts';
-import { createReceiverRegistry } from './modes/receiver/command.ts';
+import { createClientRegistry } from './modes/client/checks/index.ts';
+import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
 
 export interface Traceability {
   judgedBy: Map<string, string[]>;

@@ -55,7 +55,7 @@ export function checkIdOfHookPath(path: string): string {
   return path.split('/')[2] || 'unknown';
 }
 
-/** The receiver's answers are `{}` as JSON (receiver.ts); a held one is 200 once its time is up. */
+/** The receiver's answers are `{}` as JSON (modes/run/capture-receiver.ts); a held one is 200 once its time is up. */
 export function deliveryEntry(d: Received, receiverUrl: string): TrafficEntry {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(d.headers))

@@ -20,7 +20,7 @@ import { CAPABILITIES, type Capability, MODELLED_STAND_INS } from '../conformanc
 import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/clauses.ts';
 import type { RegisteredCheck } from '../conformance/runner/check-definition.ts';
 import { createRegistry } from '../conformance/modes/run/checks/index.ts';
-import { createClientRegistry } from '../conformance/modes/client/command.ts';
+import { createClientRegistry } from '../conformance/modes/client/checks/index.ts';
 import { traceability } from '../conformance/traceability.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';

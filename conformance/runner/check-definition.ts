@@ -4,8 +4,9 @@ import type { CheckContext } from '../modes/run/context/check-context.ts';
 import type { Level } from './outcome.ts';
 
 /**
- * `Ctx` is what the check runs against: a target (`run`, the default) or a merchant's
- * receiver (`receiver`), so both kinds share ids, clauses, levels and reports.
+ * `Ctx` is what the check runs against: a target (`run`, the default), a merchant's
+ * receiver (`receiver`) or a client's driver (`client`), so every mode shares ids,
+ * clauses, levels, the judge (runner/judge.ts) and the reports.
  */
 export interface Check<Ctx = CheckContext> {
   /** Stable id, e.g. IDEM-002; the registry refuses duplicates. */

@@ -1,77 +1,96 @@
 /**
- * Runs the selected checks: `main` checks concurrently (each on organisations of its own,
- * so that they cannot disturb each other), then the `after` checks that judge everything
- * the main ones saw. A check ends passed, failed (a verdict on the target, with evidence),
- * differs (an assumption check's failure: a rule of ours, not the document's), skipped
- * (what it needs is missing, named) or error (an adapter call failed: no verdict).
+ * One judge for every mode: a check's run becomes a result here, whether it ran against a
+ * target (`run`), a merchant's receiver (`receiver`) or a client (`client`). A check ends
+ * passed, failed (a verdict, with evidence), differs (an assumption check's failure: a
+ * rule of ours, not the document's), skipped (what it needs is missing, named) or error
+ * (no verdict either way: an adapter call failed, the suite was too late, the setup
+ * failed). What differs between the modes (the context a check gets, the capabilities on
+ * offer, its time limit, run's delivery preflight) comes in as a `Judging`.
  */
 import { AdapterError, CAPABILITIES, type Capability } from '../adapter.ts';
-import type { RegisteredCheck as Check } from './check-definition.ts';
-import { pool } from '../pool.ts';
-import { deliveryPreflight } from '../modes/run/delivery-preflight.ts';
-import { CheckContext } from '../modes/run/context/check-context.ts';
-import { exploring, type Preflight, type RunContext } from '../modes/run/context/run-context.ts';
-import { SHRINK_LIMIT_MS } from '../explore/explorer.ts';
+import type { Exchange } from '../exchange.ts';
 import { evidenceOf } from '../http.ts';
-import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker } from './outcome.ts';
+import { pool } from '../pool.ts';
+import type { Redactor } from '../redact.ts';
+import type { RegisteredCheck } from './check-definition.ts';
+import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker, SetupError } from './outcome.ts';
 
-export interface RunnerOptions {
-  concurrency: number;
-  /** Longest a single check may take. */
-  checkTimeoutMs?: number;
-  onStart?(check: Check): void;
-  onResult?(result: Result): void;
-  /** The delivery preflight's outcome; run before the first webhook check when not given. */
-  preflight?: Preflight;
+/** How a mode has its checks judged. */
+export interface Judging<Ctx> {
+  /** The context one check runs against; `signal` is aborted when the check's time runs out. */
+  contextFor(check: RegisteredCheck<Ctx>, signal: AbortSignal): Ctx;
+  /** Runs the check on its context (by default `check.run(ctx)`): a mode may wrap it in a scope of its own. */
+  runIn?(check: RegisteredCheck<Ctx>, ctx: Ctx): Promise<void>;
+  /**
+   * Whether the target's adapter offers a capability; undefined when no adapter is in play
+   * (the receiver's made-up events), and then no check is skipped for want of one.
+   */
+  offers: ((capability: Capability) => boolean) | undefined;
+  /** Reasons and evidence go through it: no secret reaches a report. */
+  redactor: Redactor;
+  /** --strict-assumptions: an assumption check's failure is `failed`, not `differs`. */
+  strictAssumptions: boolean;
+  /** Longest the check may take; undefined: no limit (its own bounds are enough). */
+  timeLimitMs(check: RegisteredCheck<Ctx>): number | undefined;
+  /** Why the check cannot be judged at all, known before it starts (run: no delivery reached the receiver). */
+  blocked?(check: RegisteredCheck<Ctx>): { status: 'skipped' | 'error'; reason: string } | undefined;
+  /** What a passed check says of its run (how much it explored, from which seed). */
+  note?(ctx: Ctx): string;
+  /** The exchanges the check made: the last one is the evidence of a failure that names none. */
+  exchanges?(ctx: Ctx): readonly Exchange[];
 }
 
-/** The capabilities a check needs that the run's adapter does not offer, in report order. */
-export function missingFor(check: Check, run: RunContext): Capability[] {
-  return CAPABILITIES.filter((c) => check.requires?.includes(c) && !run.has(c));
+/** The capabilities a check needs that the adapter does not offer, in report order. */
+export function missingFor(check: Pick<RegisteredCheck<unknown>, 'requires'>, offers: (c: Capability) => boolean) {
+  return CAPABILITIES.filter((c) => check.requires?.includes(c) && !offers(c));
 }
 
 export function skipReason(missing: Capability[]): string {
   return `needs ${missing.join(', ')} (the adapter does not offer ${missing.length === 1 ? 'it' : 'them'})`;
 }
 
-async function runOne(run: RunContext, check: Check, options: RunnerOptions): Promise<Result> {
-  const { redactor } = run;
-  const finish = resultMaker(check, CAPABILITIES, (text) => redactor.text(text), run.settings.strictAssumptions);
-  const requires = CAPABILITIES.filter((c) => check.requires?.includes(c));
-  const missing = missingFor(check, run);
+/**
+ * A check's time limit: a minute of its own, plus what it may spend waiting. The webhook
+ * checks wait up to `deliveryWaitMs` after each clock step (up to five attempts, four steps
+ * each, plus the waits for the first attempt), and a payment may take `settleTimeoutMs` to
+ * settle and its delivery as long again to arrive, so the limit grows with both.
+ */
+export function defaultCheckTimeoutMs(deliveryWaitMs: number, settleTimeoutMs = 0): number {
+  return 60_000 + 30 * deliveryWaitMs + 2 * settleTimeoutMs;
+}
+
+/** Runs one check and judges how it ended. */
+export async function judge<Ctx>(check: RegisteredCheck<Ctx>, judging: Judging<Ctx>): Promise<Result> {
+  const { redactor } = judging;
+  const finish = resultMaker(check, CAPABILITIES, (text) => redactor.text(text), judging.strictAssumptions);
+  const missing = judging.offers ? missingFor(check, judging.offers) : [];
   if (missing.length > 0) return finish('skipped', skipReason(missing), { missing });
-  if (check.webhooks && options.preflight && !options.preflight.ok)
-    return finish(options.preflight.status, options.preflight.reason, { cause: 'setup' });
+  const blocked = judging.blocked?.(check);
+  if (blocked) return finish(blocked.status, blocked.reason, { cause: 'setup' });
   const abort = new AbortController();
-  const ctx = new CheckContext(run, check.id, [...requires, ...(check.uses ?? [])], abort.signal, check.clauses);
-  const { budget } = run.settings.explore;
-  // Under a budget of cases an exploring check has no time limit: its cases bound it
-  // whatever the machine's speed, and each of its requests has a time limit of its own.
-  const timeoutMs =
-    check.explores && 'cases' in budget
-      ? undefined
-      : (options.checkTimeoutMs ?? defaultCheckTimeoutMs(run.settings.deliveryWaitMs, run.settings.settleTimeoutMs)) +
-        (check.explores && 'ms' in budget ? budget.ms + SHRINK_LIMIT_MS : 0);
+  const ctx = judging.contextFor(check, abort.signal);
+  const timeLimitMs = judging.timeLimitMs(check);
   let timer: NodeJS.Timeout | undefined;
   try {
     await Promise.race([
-      check.run(ctx),
+      judging.runIn ? judging.runIn(check, ctx) : check.run(ctx),
       new Promise((_, reject) => {
-        if (timeoutMs === undefined) return;
+        if (timeLimitMs === undefined) return;
         timer = setTimeout(() => {
-          const failure = new CheckFailure(`The check did not finish within ${timeoutMs / 1000} s.`);
+          const failure = new CheckFailure(`The check did not finish within ${timeLimitMs / 1000} s.`);
           reject(failure);
           // Stop what the abandoned check is still doing (requests, waits).
           abort.abort(failure);
-        }, timeoutMs);
+        }, timeLimitMs);
       }),
     ]);
-    return finish('passed', ctx.note);
+    return finish('passed', judging.note?.(ctx) ?? '');
   } catch (error) {
     if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
     if (error instanceof AdapterError) return finish('error', error.message, { cause: 'adapter' });
     if (error instanceof NoVerdict) return finish('error', error.message, { cause: 'no-verdict' });
-    const last = ctx.exchanges.at(-1);
+    if (error instanceof SetupError) return finish('error', error.message, { cause: 'setup' });
+    const last = judging.exchanges?.(ctx).at(-1);
     const fallback = last ? evidenceOf(last, redactor) : undefined;
     if (error instanceof CheckFailure) {
       const subject = error.subject;
@@ -97,33 +116,33 @@ async function runOne(run: RunContext, check: Check, options: RunnerOptions): Pr
   }
 }
 
-/**
- * Longest a check may take: the webhook checks wait up to `deliveryWaitMs` after each
- * clock step (up to five attempts, four steps each, plus the waits for the first attempt),
- * so the limit grows with it.
- */
-export function defaultCheckTimeoutMs(deliveryWaitMs: number, settleTimeoutMs = 0): number {
-  return 60_000 + 30 * deliveryWaitMs + 2 * settleTimeoutMs;
+export interface JudgeAllOptions<Ctx> {
+  /** Checks at once. */
+  concurrency: number;
+  onStart?(check: RegisteredCheck<Ctx>): void;
+  onResult?(result: Result): void;
 }
 
-export async function runChecks(run: RunContext, checks: Check[], options: RunnerOptions): Promise<Result[]> {
-  const worker = async (check: Check) => {
+/**
+ * Judges the checks a few at a time: the `main` ones, slow ones first so that their waits
+ * overlap the rest, then the `after` ones, which read what the main ones saw. Results come
+ * back in the order the checks were given (the registry's: the report's order).
+ */
+export async function judgeAll<Ctx>(
+  checks: RegisteredCheck<Ctx>[],
+  judging: Judging<Ctx>,
+  options: JudgeAllOptions<Ctx>,
+): Promise<Result[]> {
+  const worker = async (check: RegisteredCheck<Ctx>) => {
     options.onStart?.(check);
-    const result = await runOne(run, check, options);
+    const result = await judge(check, judging);
     options.onResult?.(result);
     return result;
   };
-  // Slow checks (those that wait for a webhook answer limit) start first so they overlap the rest.
-  const main = checks.filter((c) => (c.phase ?? 'main') === 'main');
-  // Only when a webhook check will run: a manual adapter's person makes each payment.
-  const wantsDeliveries = (c: Check) =>
-    (c.webhooks || (c.usesWebhooks && run.has('attempt') && exploring(run.settings.explore.budget))) &&
-    missingFor(c, run).length === 0;
-  if (options.preflight === undefined && checks.some(wantsDeliveries))
-    options = { ...options, preflight: await deliveryPreflight(run) };
-  run.preflight = options.preflight;
-  const ordered = [...main].sort((a, b) => Number(b.slow ?? false) - Number(a.slow ?? false));
-  const mainResults = await pool(ordered, options.concurrency, worker);
+  const main = checks
+    .filter((c) => (c.phase ?? 'main') === 'main')
+    .sort((a, b) => Number(b.slow ?? false) - Number(a.slow ?? false));
+  const mainResults = await pool(main, options.concurrency, worker);
   const afterResults = await pool(
     checks.filter((c) => c.phase === 'after'),
     options.concurrency,

@@ -19,7 +19,7 @@ export function levelOf(check: Pick<Check, 'assumption' | 'level' | 'clauses'>):
   return check.clauses.some((id) => clause(id).strength === 'must') ? 'must' : 'should';
 }
 
-/** `Ctx`: what the checks run against (a target by default; a merchant's receiver for `receiver`). */
+/** `Ctx`: what the checks run against (a target by default; a receiver or a client's run in the other modes). */
 export class Registry<Ctx = CheckContext> {
   private readonly checks = new Map<string, RegisteredCheck<Ctx>>();
 

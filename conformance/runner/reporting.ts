@@ -8,6 +8,7 @@ import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
 import type { DescriptionCoverage } from '../description-coverage.ts';
 import type { Invocation } from '../invocation.ts';
 import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { ConsoleReporter, type Output } from '../reporters/console.ts';
 import { writeHarReport } from '../reporters/har.ts';
 import { writeHtmlReport } from '../reporters/html.ts';
 import { writeJsonReport } from '../reporters/json.ts';
@@ -103,4 +104,50 @@ export function writeReports(report: Report, reporters: readonly string[], out: 
 export function exitCodeOf(report: Report): 0 | 1 | 2 {
   const failed = report.results.some((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions));
   return failed ? 1 : report.summary.error > 0 ? 2 : 0;
+}
+
+/** What a mode's run came to: the report, the files written, and the exit status it calls for. */
+export interface Reported {
+  /** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
+  exitCode: 0 | 1 | 2;
+  report: Report;
+  /** The report files written (json, junit, html, har, ndjson). */
+  files: string[];
+}
+
+/**
+ * What every mode shows and writes of its run: the console (when asked for) as results
+ * come, then the report, the files of the other reporters, and the exit status.
+ */
+export class Reporting {
+  private readonly console: ConsoleReporter | undefined;
+
+  constructor(
+    private readonly reporters: readonly Reporter[],
+    private readonly output: Output,
+    total: number,
+    strictAssumptions: boolean,
+  ) {
+    this.console = reporters.includes('console') ? new ConsoleReporter(output, total, strictAssumptions) : undefined;
+  }
+
+  /** The console's head: what is checked, through which adapter offering what, then any notes of the mode. */
+  start(target: string, adapterName: string, capabilities: Capability[], ...notes: string[]): void {
+    if (!this.console) return;
+    this.console.start(target, adapterName, capabilities);
+    for (const note of notes) this.output.write(`${note}\n`);
+  }
+
+  /** One check's line, as it finishes. */
+  result(result: Result): void {
+    this.console?.result(result);
+  }
+
+  /** The report of the results, its files written into `out`, and the console's summary. */
+  finish(of: ReportOf, results: Result[], out: string, traffic?: Traffic): Reported {
+    const report = buildReport(of, results);
+    const files = writeReports(report, this.reporters, out, traffic);
+    this.console?.summary(report, files);
+    return { exitCode: exitCodeOf(report), report, files };
+  }
 }

@@ -24,7 +24,7 @@ import { CaptureReceiver } from '../../conformance/modes/run/capture-receiver.ts
 import { Redactor } from '../../conformance/redact.ts';
 import { CLAUSE_REGISTER_VERSION } from '../../conformance/clauses.ts';
 import { Registry } from '../../conformance/runner/registry.ts';
-import { runChecks } from '../../conformance/runner/judge.ts';
+import { runChecks } from '../../conformance/modes/run/run-checks.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 import { paced } from '../support/pace.ts';
 

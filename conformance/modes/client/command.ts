@@ -3,28 +3,19 @@
  * document's rules for clients. The target is reached as `run` reaches it (--base-url
  * with --sandbox-token or --adapter); each check runs a scenario in front of it.
  */
-import { randomInt } from 'node:crypto';
-import { AdapterError, CAPABILITIES, type TargetAdapter } from '../../adapter.ts';
-import { targetAdapter, baseUrlOf } from '../../adapters/load.ts';
-import type { RegisteredCheck } from '../../runner/check-definition.ts';
-import {
-  CheckFailure,
-  CheckSkipped,
-  NoVerdict,
-  type Report,
-  type Result,
-  resultMaker,
-  SetupError,
-} from '../../runner/outcome.ts';
+import { CAPABILITIES, type Capability, type TargetAdapter } from '../../adapter.ts';
+import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
 import { Redactor } from '../../redact.ts';
-import { Registry } from '../../runner/registry.ts';
-import { pool } from '../../pool.ts';
-import { ConsoleReporter, type Output } from '../../reporters/console.ts';
-import { buildReport, exitCodeOf, parseReporters, writeReports } from '../../runner/reporting.ts';
+import type { Output } from '../../reporters/console.ts';
+import { concurrencyOf, outOf, reportersOf, seedOf, selectChecks } from '../../runner/flags.ts';
+import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
+import { SetupError } from '../../runner/outcome.ts';
+import { type Reported, Reporting } from '../../runner/reporting.ts';
 import { byStart, clientEntry } from '../../traffic.ts';
-import { clientChecks } from './checks/index.ts';
+import { createClientRegistry } from './checks/index.ts';
+import { SETTLE_TIMEOUT_MS } from './checks/scenarios.ts';
 import { ClientRun, currentCheck } from './context.ts';
-import { type DriverSpec, describeDriver, loadDriverModule } from './drivers.ts';
+import { type DriverSpec, describeDriver, loadDriverModule, OPERATION_TIMEOUT_MS } from './drivers.ts';
 import type { DriverFactory } from './protocol.ts';
 
 export interface ClientOptions {
@@ -48,44 +39,16 @@ export interface ClientOptions {
   strictAssumptions?: boolean;
 }
 
-export const DEFAULT_CLIENT_OUT = 'reports/client';
 const DEFAULT_CONCURRENCY = 4;
 const DEFAULT_REQUEST_TIMEOUT_MS = 3000;
+/**
+ * Longest a client check may take: a minute of its own and a payment settling on the
+ * target, plus two operations the driver leaves unanswered up to the protocol's limit
+ * (after the first, the driver is ended and its later operations fail at once).
+ */
+const CLIENT_CHECK_TIMEOUT_MS = defaultCheckTimeoutMs(0, SETTLE_TIMEOUT_MS) + 2 * OPERATION_TIMEOUT_MS;
 
-export interface ClientOutcome {
-  exitCode: 0 | 1 | 2;
-  report: Report;
-  files: string[];
-}
-
-export function createClientRegistry(): Registry<ClientRun> {
-  return new Registry<ClientRun>().register(...clientChecks);
-}
-
-/** One check's result: the outcome mapping every mode shares. */
-async function judge(check: RegisteredCheck<ClientRun>, run: ClientRun, strict: boolean): Promise<Result> {
-  const finish = resultMaker(check, CAPABILITIES, (text) => run.redactor.text(text), strict);
-  const missing = CAPABILITIES.filter(
-    (c) => check.requires?.includes(c) && !run.settings.adapter.capabilities.includes(c),
-  );
-  if (missing.length > 0)
-    return finish('skipped', `needs ${missing.join(', ')} (the adapter does not offer it)`, { missing });
-  try {
-    await currentCheck.run(check.id, () => check.run(run));
-    return finish('passed', '');
-  } catch (error) {
-    if (error instanceof CheckSkipped) return finish('skipped', error.message, { missing: error.missing });
-    if (error instanceof AdapterError) return finish('error', error.message, { cause: 'adapter' });
-    if (error instanceof NoVerdict) return finish('error', error.message, { cause: 'no-verdict' });
-    if (error instanceof SetupError) return finish('error', error.message, { cause: 'setup' });
-    if (error instanceof CheckFailure) {
-      const evidence = error.subject && 'evidence' in error.subject ? error.subject.evidence : undefined;
-      return finish('failed', error.message, evidence ? { evidence } : {});
-    }
-    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-    return finish('failed', `The check could not complete: ${message}`);
-  }
-}
+export type ClientOutcome = Reported;
 
 export async function executeClient(options: ClientOptions, out: Output): Promise<ClientOutcome> {
   const baseUrl = baseUrlOf(options.baseUrl);
@@ -101,18 +64,10 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
           ? { module: options.driverModule }
           : undefined;
   if (!driver) throw new SetupError('Give the client under test: --driver "<command>" or --driver-module <file>.');
-  const concurrency = options.concurrency ?? DEFAULT_CONCURRENCY;
-  if (!Number.isInteger(concurrency) || concurrency < 1)
-    throw new SetupError('--concurrency must be a whole number of at least 1.');
-  const reporters = parseReporters(options.reporter ?? 'console');
-  if (
-    options.seed !== undefined &&
-    !(Number.isSafeInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)
-  )
-    throw new SetupError('--seed must be a whole number from 0 to 4294967295.');
-  const seed = options.seed ?? randomInt(2 ** 32);
-  const checks = createClientRegistry().select(options.only);
-  if (checks.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  const concurrency = concurrencyOf(options.concurrency ?? DEFAULT_CONCURRENCY);
+  const reporters = reportersOf(options.reporter);
+  const seed = seedOf(options.seed);
+  const checks = selectChecks(createClientRegistry(), options.only);
   const chosen = await targetAdapter(options, baseUrl);
   if (!chosen)
     throw new SetupError('Give the way to the target: --sandbox-token, or --adapter with createOrganisation.');
@@ -132,22 +87,28 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       seed,
     });
-    const consoleOn = reporters.includes('console');
     const strict = options.strictAssumptions ?? false;
-    const reporter = new ConsoleReporter(out, checks.length, strict);
+    const reporting = new Reporting(reporters, out, checks.length, strict);
     const startedAt = new Date();
-    const capabilities = CAPABILITIES.filter((c) => adapter.capabilities.includes(c));
+    const offers = (c: Capability) => adapter.capabilities.includes(c);
+    const capabilities = CAPABILITIES.filter(offers);
     const target = `${typeof options.driverModule === 'string' ? options.driverModule : describeDriver(driver)} (against ${baseUrl})`;
-    if (consoleOn) {
-      reporter.start(target, adapterName, capabilities);
-      out.write(`seed ${seed} (--seed ${seed} draws the same amounts again)\n`);
-    }
-    const results = await pool(checks, concurrency, async (check) => {
-      const result = await judge(check, run, strict);
-      if (consoleOn) reporter.result(result);
-      return result;
-    });
-    const report = buildReport(
+    reporting.start(target, adapterName, capabilities, `seed ${seed} (--seed ${seed} draws the same amounts again)`);
+    const results = await judgeAll(
+      checks,
+      {
+        // The checks share the run: each starts scenarios of its own, or reads the shared one.
+        contextFor: () => run,
+        // Scenarios are named after the check that starts them, for the traffic reports.
+        runIn: (check, ctx) => currentCheck.run(check.id, () => check.run(ctx)),
+        offers,
+        redactor,
+        strictAssumptions: strict,
+        timeLimitMs: () => CLIENT_CHECK_TIMEOUT_MS,
+      },
+      { concurrency, onResult: (r) => reporting.result(r) },
+    );
+    return reporting.finish(
       {
         target,
         startedAt,
@@ -162,18 +123,17 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
         },
       },
       results,
-    );
-    const files = writeReports(report, reporters, options.out ?? DEFAULT_CLIENT_OUT, {
-      entries: () =>
-        byStart(
-          run.started.flatMap(({ checkId, scenario }) =>
-            scenario.requests.map((r) => clientEntry(r, scenario.service.url, checkId)),
+      outOf(options.out, 'client'),
+      {
+        entries: () =>
+          byStart(
+            run.started.flatMap(({ checkId, scenario }) =>
+              scenario.requests.map((r) => clientEntry(r, scenario.service.url, checkId)),
+            ),
           ),
-        ),
-      redactor,
-    });
-    if (consoleOn) reporter.summary(report, files);
-    return { exitCode: exitCodeOf(report), report, files };
+        redactor,
+      },
+    );
   } finally {
     await adapter.close?.().catch(() => undefined);
   }

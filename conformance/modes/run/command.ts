@@ -5,7 +5,6 @@
  * check passed (skips allowed), 1 when any failed, 2 for a usage or setup problem,
  * including a check that ended in error because an adapter call failed.
  */
-import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CAPABILITIES, type Capability, MODELLED_STAND_INS, type TargetAdapter } from '../../adapter.ts';
@@ -18,13 +17,14 @@ import { RunContext } from './context/run-context.ts';
 import { descriptionCoverage, shortfallText } from '../../description-coverage.ts';
 import { send } from '../../http.ts';
 import { at, isObject, text } from '../../json.ts';
+import type { Output } from '../../reporters/console.ts';
+import { concurrencyOf, reportersOf, seedOf, selectChecks, settleTimeoutMsOf } from '../../runner/flags.ts';
 import { type Report, type Result, SetupError } from '../../runner/outcome.ts';
-import { CaptureReceiver } from './capture-receiver.ts';
-import { ConsoleReporter, type Output } from '../../reporters/console.ts';
-import { buildReport, exitCodeOf, parseReporters, writeReports } from '../../runner/reporting.ts';
-import { runChecks } from '../../runner/judge.ts';
-import { receiverTls } from './tls.ts';
+import { type Reported, type Reporter, Reporting } from '../../runner/reporting.ts';
 import { runTraffic } from '../../traffic.ts';
+import { CaptureReceiver } from './capture-receiver.ts';
+import { runChecks } from './run-checks.ts';
+import { receiverTls } from './tls.ts';
 
 export { REPORTERS } from '../../runner/reporting.ts';
 
@@ -62,7 +62,6 @@ export interface RunOptions {
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
 export const DEFAULT_DELIVERY_WAIT_MS = 3000;
 export const DEFAULT_MANUAL_TIMEOUT_MS = 300_000;
-export const DEFAULT_SETTLE_TIMEOUT_S = 30;
 /** Long enough to explore a few hundred steps, short enough that a full run stays brisk. */
 export const DEFAULT_EXPLORE_S = 10;
 
@@ -151,12 +150,7 @@ function parseRequired(value: string | undefined): Capability[] {
 }
 
 /** What one run produced: the report, the files written, and the exit status it calls for. */
-export interface RunOutcome {
-  /** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
-  exitCode: 0 | 1 | 2;
-  report: Report;
-  /** The report files written (json, junit, html). */
-  files: string[];
+export interface RunOutcome extends Reported {
   /** With --min-coverage, when the run exercised less of the description: the figure and what was missing. */
   belowMinCoverage?: string;
 }
@@ -226,13 +220,11 @@ async function statusOf(run: RunContext, kind: string, id: string): Promise<stri
 
 export async function execute(options: RunOptions, out: Output): Promise<RunOutcome> {
   const baseUrl = baseUrlOf(options.baseUrl);
-  const reporters = parseReporters(options.reporter);
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1)
-    throw new SetupError('--concurrency must be a whole number of at least 1.');
+  const reporters = reportersOf(options.reporter);
+  const concurrency = concurrencyOf(options.concurrency);
   if (!Number.isInteger(options.receiverPort) || options.receiverPort < 0 || options.receiverPort > 65535)
     throw new SetupError('--receiver-port must be a port number.');
-  if (options.settleTimeoutS !== undefined && !(options.settleTimeoutS >= 1 && options.settleTimeoutS <= 600))
-    throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
+  const settleTimeoutMs = settleTimeoutMsOf(options.settleTimeoutS);
   if (
     options.exploreS !== undefined &&
     !(Number.isInteger(options.exploreS) && options.exploreS >= 0 && options.exploreS <= 3600)
@@ -245,11 +237,7 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     throw new SetupError('--explore-cases must be a whole number from 1 to 100000.');
   if (options.exploreCases !== undefined && options.exploreS !== undefined)
     throw new SetupError('--explore and --explore-cases each give the exploration its budget: give one of them.');
-  if (
-    options.seed !== undefined &&
-    !(Number.isSafeInteger(options.seed) && options.seed >= 0 && options.seed < 2 ** 32)
-  )
-    throw new SetupError('--seed must be a whole number from 0 to 4294967295.');
+  const seed = seedOf(options.seed);
   if (
     options.minCoverage !== undefined &&
     !(Number.isFinite(options.minCoverage) && options.minCoverage >= 0 && options.minCoverage <= 100)
@@ -257,8 +245,7 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     throw new SetupError('--min-coverage must be a percentage from 0 to 100.');
   const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
-  const selected = createRegistry().select(options.only);
-  if (selected.length === 0) throw new SetupError(`--only ${options.only}: no check id matches.`);
+  const selected = selectChecks(createRegistry(), options.only);
   // --explore 0 turns the exploration off: its checks are not run, nor reported.
   const checks = options.exploreS === 0 ? selected.filter((c) => !c.explores) : selected;
   if (checks.length === 0) throw new SetupError(`--explore 0 turns off every check --only ${options.only} selects.`);
@@ -277,18 +264,30 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
         'Nothing to check with: give --sandbox-token, an --adapter that offers createOrganisation, or --config profiles of organisations.',
       );
     }
-    return await runWith(chosen, { ...options, baseUrl }, { profiles, deliveryWaitMs }, checks, reporters, out);
+    return await runWith(
+      chosen,
+      { ...options, baseUrl, concurrency, seed },
+      { profiles, deliveryWaitMs, settleTimeoutMs },
+      checks,
+      reporters,
+      out,
+    );
   } finally {
     await chosen.adapter.close?.().catch(() => undefined);
   }
 }
 
+/** The run's waits: --config's delivery wait, and --settle-timeout. */
+interface Waits extends Config {
+  settleTimeoutMs: number;
+}
+
 async function runWith(
   chosen: Adapted,
-  options: RunOptions,
-  config: Config,
+  options: RunOptions & { seed: number },
+  config: Waits,
   checks: Check[],
-  reporters: string[],
+  reporters: Reporter[],
   out: Output,
 ): Promise<RunOutcome> {
   const receiver = new CaptureReceiver();
@@ -313,32 +312,34 @@ async function runWith(
     profiles: config.profiles,
     receiver,
     deliveryWaitMs: config.deliveryWaitMs ?? DEFAULT_DELIVERY_WAIT_MS,
-    settleTimeoutMs: (options.settleTimeoutS ?? DEFAULT_SETTLE_TIMEOUT_S) * 1000,
+    settleTimeoutMs: config.settleTimeoutMs,
     explore: {
       budget:
         options.exploreCases !== undefined
           ? { cases: options.exploreCases }
           : { ms: (options.exploreS ?? DEFAULT_EXPLORE_S) * 1000 },
-      seed: options.seed ?? randomInt(2 ** 32),
+      seed: options.seed,
     },
     strictAssumptions: options.strictAssumptions,
     concurrency: options.concurrency,
     ...(options.sandboxToken !== undefined ? { sandboxToken: options.sandboxToken } : {}),
   });
   chosen.attach?.(run);
-  const consoleOn = reporters.includes('console');
-  const reporter = new ConsoleReporter(out, checks.length, options.strictAssumptions);
+  const reporting = new Reporting(reporters, out, checks.length, options.strictAssumptions);
   const startedAt = new Date();
-  if (consoleOn) reporter.start(options.baseUrl, chosen.name, [...run.capabilities]);
-  if (consoleOn && tls)
-    out.write(
-      `receiver: ${receiver.publicUrl} over HTTPS; its CA is ${tls.caFile} (trust it, e.g. NODE_EXTRA_CA_CERTS)\n`,
-    );
+  reporting.start(
+    options.baseUrl,
+    chosen.name,
+    [...run.capabilities],
+    ...(tls
+      ? [`receiver: ${receiver.publicUrl} over HTTPS; its CA is ${tls.caFile} (trust it, e.g. NODE_EXTRA_CA_CERTS)`]
+      : []),
+  );
   let results: Result[];
   try {
     results = await runChecks(run, checks, {
       concurrency: options.concurrency,
-      onResult: (r) => consoleOn && reporter.result(r),
+      onResult: (r) => reporting.result(r),
     });
   } finally {
     await receiver.close();
@@ -351,7 +352,7 @@ async function runWith(
         : r,
     );
   }
-  const report = buildReport(
+  const outcome = reporting.finish(
     {
       target: options.baseUrl,
       startedAt,
@@ -376,19 +377,16 @@ async function runWith(
       },
     },
     results,
+    options.out,
+    {
+      entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl),
+      redactor: run.redactor,
+    },
   );
-  const files = writeReports(report, reporters, options.out, {
-    entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl),
-    redactor: run.redactor,
-  });
-  if (consoleOn) reporter.summary(report, files);
-  const exitCode = exitCodeOf(report);
-  const below = belowMinCoverage(report, options.minCoverage);
+  const below = belowMinCoverage(outcome.report, options.minCoverage);
   // Too little of the description exercised is a problem of the run's setup, like a missing
   // capability under --require-capabilities: exit 2, unless a must check failed (exit 1).
-  return below
-    ? { exitCode: exitCode === 1 ? 1 : 2, report, files, belowMinCoverage: below }
-    : { exitCode, report, files };
+  return below ? { ...outcome, exitCode: outcome.exitCode === 1 ? 1 : 2, belowMinCoverage: below } : outcome;
 }
 
 /** The --min-coverage line when the run's figure is under it: the figure, and every item not exercised. */

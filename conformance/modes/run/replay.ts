@@ -21,7 +21,7 @@ import type { Invocation } from '../../invocation.ts';
 import { isObject } from '../../json.ts';
 import { type Result, SetupError } from '../../runner/outcome.ts';
 import type { Output } from '../../reporters/console.ts';
-import { parseReporters } from '../../runner/reporting.ts';
+import { reportersOf } from '../../runner/flags.ts';
 import { execute, type RunOptions } from './command.ts';
 import { TOOL_VERSION } from '../../version.ts';
 
@@ -45,8 +45,6 @@ export type ReplayOptions = Pick<
   /** The JSON report (`run --reporter json`) whose failed checks are replayed. */
   report: string;
 };
-
-export const DEFAULT_REPLAY_OUT = 'reports/replay';
 
 /** What a replayed check came to. */
 export type Replayed = 'FIXED' | 'STILL FAILING' | 'NOT JUDGED';
@@ -130,7 +128,7 @@ const COLOUR: Record<Replayed, (text: string) => string> = {
 
 export async function replayCommand(options: ReplayOptions, out: Output): Promise<number> {
   if (
-    parseReporters(options.reporter).includes('json') &&
+    reportersOf(options.reporter).includes('json') &&
     path.resolve(options.out, 'conformance.json') === path.resolve(options.report)
   )
     throw new SetupError(
