@@ -58,6 +58,13 @@ module.exports = {
       to: { path: '^server/' },
     },
     {
+      name: 'modes-stay-apart',
+      comment: 'A mode (run, receiver, client) shares with the others only through runner/ and the modules beside it.',
+      severity: 'error',
+      from: { path: '^conformance/(?:dist/)?modes/([^/]+)/' },
+      to: { path: '^conformance/(?:dist/)?modes/', pathNot: '^conformance/(?:dist/)?modes/$1/' },
+    },
+    {
       name: 'exploration-model-is-pure',
       comment: 'The model of the document does no I/O: it imports only the adapter’s types, no built-in, no package.',
       severity: 'error',

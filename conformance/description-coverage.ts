@@ -11,10 +11,10 @@
  * sandbox API, or whatever an adapter module reaches) are not the described API and are
  * never recorded as exchanges; the hosted payment page is not described either.
  */
-import { description, validatorAt } from './contract.ts';
+import { description, validatorAt } from './description.ts';
 import type { Exchange } from './exchange.ts';
 import { at, isObject, type JsonObject } from './json.ts';
-import type { Received } from './receiver.ts';
+import type { Received } from './modes/run/capture-receiver.ts';
 
 /** An item of the description and whether the run exercised it, and by which checks (sorted ids). */
 export interface Exercised {

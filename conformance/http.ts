@@ -4,7 +4,7 @@
  * replaced by a placeholder.
  */
 import type { Exchange, SentRequest } from './exchange.ts';
-import type { Evidence } from './outcome.ts';
+import type { Evidence } from './runner/outcome.ts';
 import { PLACEHOLDERS, type Redactor } from './redact.ts';
 
 export interface RequestOptions {

@@ -5,7 +5,8 @@
  * adapter and a client's driver are written against.
  */
 import type { TargetAdapter } from './adapter.ts';
-import { execute, type REPORTERS, type RunOutcome } from './run-command.ts';
+import { execute, type REPORTERS, type RunOutcome } from './modes/run/command.ts';
+import { outOf } from './runner/flags.ts';
 
 export type {
   AdapterFactory,
@@ -27,7 +28,7 @@ export type {
 export { AdapterError, CAPABILITIES, CAPABILITY_METHODS, MODELLED_STAND_INS } from './adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
 export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
-export type { Coverage, Evidence, Level, Report, Result, Status } from './outcome.ts';
+export type { Coverage, Evidence, Level, Report, Result, Status } from './runner/outcome.ts';
 export type {
   ConstraintItem,
   DescriptionCoverage,
@@ -36,10 +37,10 @@ export type {
   Undocumented,
   WebhookEventItem,
 } from './description-coverage.ts';
-export { SetupError } from './outcome.ts';
-export type { RunOutcome } from './run-command.ts';
-export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './receiver-check.ts';
-export { type ClientOptions, type ClientOutcome, executeClient } from './client/command.ts';
+export { SetupError } from './runner/outcome.ts';
+export type { RunOutcome } from './modes/run/command.ts';
+export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './modes/receiver/command.ts';
+export { type ClientOptions, type ClientOutcome, executeClient } from './modes/client/command.ts';
 export type {
   Answer,
   ClientError,
@@ -50,7 +51,7 @@ export type {
   OperationName,
   Outcome as DriverOutcome,
   Said,
-} from './client/protocol.ts';
+} from './modes/client/protocol.ts';
 
 export type Reporter = (typeof REPORTERS)[number];
 
@@ -100,7 +101,7 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
       config: options.config,
       only: options.only,
       reporter: (options.reporters ?? []).join(','),
-      out: options.out ?? 'reports/conformance',
+      out: outOf(options.out, 'run'),
       strictAssumptions: options.strictAssumptions ?? false,
       receiverHost: options.receiverHost ?? '127.0.0.1',
       receiverPort: options.receiverPort ?? 0,

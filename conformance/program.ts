@@ -9,13 +9,16 @@ import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ADAPTER_TEMPLATE } from './adapters/template.ts';
-import { createRegistry } from './checks/index.ts';
+import { createRegistry } from './modes/run/checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
-import { SetupError } from './outcome.ts';
-import { clientCommand, createClientRegistry, DEFAULT_CLIENT_OUT } from './client/command.ts';
-import { createReceiverRegistry, DEFAULT_RECEIVER_OUT, receiverCommand } from './receiver-check.ts';
-import { DEFAULT_REPLAY_OUT, replayCommand } from './replay.ts';
-import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, DEFAULT_SETTLE_TIMEOUT_S, runCommand } from './run-command.ts';
+import { SetupError } from './runner/outcome.ts';
+import { createClientRegistry } from './modes/client/checks/index.ts';
+import { clientCommand } from './modes/client/command.ts';
+import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
+import { receiverCommand } from './modes/receiver/command.ts';
+import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, runCommand } from './modes/run/command.ts';
+import { replayCommand } from './modes/run/replay.ts';
+import { DEFAULT_OUT, DEFAULT_SETTLE_TIMEOUT_S } from './runner/flags.ts';
 import { TOOL_VERSION } from './version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
@@ -86,7 +89,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'run only the checks whose id matches (comma-separated globs, e.g. "IDEM-*,AUTH-003"; !glob excludes, e.g. "!HOOK-*")',
     )
     .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the file reports', 'reports/conformance')
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_OUT.run)
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)
     .option('--receiver-host <host>', 'host the suite’s webhook receiver listens on', '127.0.0.1')
     .option('--receiver-port <port>', 'port of the suite’s webhook receiver (0: any free port)', integer, 0)
@@ -167,7 +170,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
   replay
     .option('--settle-timeout <seconds>', 'as for run (default: the report’s)', integer)
     .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the file reports of the replay', DEFAULT_REPLAY_OUT)
+    .option('--out <dir>', 'directory for the file reports of the replay', DEFAULT_OUT.replay)
     .action(async (report: string, o) => {
       setExit(
         await replayCommand(
@@ -206,7 +209,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'run only the checks whose id matches (comma-separated globs, e.g. "RCV-00?"; !glob excludes)',
     )
     .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the file reports', DEFAULT_RECEIVER_OUT)
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_OUT.receiver)
     .option(
       '--base-url <url>',
       'a target that makes real payments for the events (without it, they name made-up payments)',
@@ -269,7 +272,7 @@ export function buildProgram(setExit: (code: number) => void): Command {
       'run only the checks whose id matches (comma-separated globs, e.g. "CLIENT-00?"; !glob excludes)',
     )
     .option('--reporter <list>', 'console, json, junit, html, har, ndjson (comma-separated)', 'console')
-    .option('--out <dir>', 'directory for the file reports', DEFAULT_CLIENT_OUT)
+    .option('--out <dir>', 'directory for the file reports', DEFAULT_OUT.client)
     .option('--concurrency <n>', 'scenarios at once, each with a driver of its own', integer, 4)
     .option('--seed <n>', 'what the scenarios draw (amounts) comes from it: the same seed sends the same', integer)
     .option('--strict-assumptions', STRICT_ASSUMPTIONS, false)

@@ -3,10 +3,10 @@
  * `receiver` checks and the `client` checks. A clause judged by none must say why it cannot be judged from
  * outside; `gaps` lists those that do neither, and the test suite holds it empty.
  */
-import { createRegistry } from './checks/index.ts';
+import { createRegistry } from './modes/run/checks/index.ts';
 import { CLAUSES } from './clauses.ts';
-import { createClientRegistry } from './client/command.ts';
-import { createReceiverRegistry } from './receiver-check.ts';
+import { createClientRegistry } from './modes/client/checks/index.ts';
+import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
 
 export interface Traceability {
   judgedBy: Map<string, string[]>;

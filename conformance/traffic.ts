@@ -4,10 +4,10 @@
  * redacted: the reporters redact at writing time, when the run's redactor has seen every
  * secret of the run (a token issued late in a run may appear in an early exchange's answer).
  */
-import type { Recorded } from './client/service.ts';
+import type { Recorded } from './modes/client/service.ts';
 import type { Exchange } from './exchange.ts';
 import type { Redactor } from './redact.ts';
-import type { Received } from './receiver.ts';
+import type { Received } from './modes/run/capture-receiver.ts';
 
 /**
  * `api`: the suite's request to the target (`run`). `delivery`: a webhook delivery, made by
@@ -55,7 +55,7 @@ export function checkIdOfHookPath(path: string): string {
   return path.split('/')[2] || 'unknown';
 }
 
-/** The receiver's answers are `{}` as JSON (receiver.ts); a held one is 200 once its time is up. */
+/** The receiver's answers are `{}` as JSON (modes/run/capture-receiver.ts); a held one is 200 once its time is up. */
 export function deliveryEntry(d: Received, receiverUrl: string): TrafficEntry {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(d.headers))

@@ -6,7 +6,7 @@
  * the checks that need any other are skipped, naming it.
  */
 import type { AttemptTarget, Outcome, Rail, TargetAdapter } from '../adapter.ts';
-import { CheckSkipped } from '../outcome.ts';
+import { CheckSkipped } from '../runner/outcome.ts';
 
 export interface ManualOptions {
   /** Where the instructions go (the console). */

@@ -19,7 +19,7 @@ import {
   verifyWebhook,
   WebhookVerificationError,
 } from '@payment-service/client';
-import type { ClientError, DriverEnv, DriverFactory, ModuleDriver, Operation, Said } from '../client/protocol.ts';
+import type { ClientError, DriverEnv, DriverFactory, ModuleDriver, Operation, Said } from '../modes/client/protocol.ts';
 
 type Result = Said;
 

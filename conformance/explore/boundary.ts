@@ -11,7 +11,7 @@
  * unknown fields, and lengths on which "chars" read as code points, UTF-16 units or
  * characters people see (grapheme clusters) disagree.
  */
-import { description } from '../contract.ts';
+import { description } from '../description.ts';
 import { at, isObject, type JsonObject } from '../json.ts';
 
 export type Verdict = 'valid' | 'invalid' | 'may';

@@ -7,14 +7,14 @@
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { Capability, Outcome, Rail } from '../adapter.ts';
-import { mangle } from '../checks/bearer.ts';
-import { telling } from '../checks/token.ts';
-import { headerFormatProblem, UUID, unixSecondsProblem, verifies } from '../checks/deliveries.ts';
-import { paymentLinkBody } from '../context/api.ts';
+import { mangle } from '../modes/run/checks/auth.ts';
+import { telling } from '../modes/run/checks/token.ts';
+import { headerFormatProblem, UUID, unixSecondsProblem, verifies } from '../modes/run/checks/delivery-helpers.ts';
+import { paymentLinkBody } from '../modes/run/context/api.ts';
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, type JsonObject, show, text } from '../json.ts';
 import { poll } from '../poll.ts';
-import { isOtherEvent, type Received } from '../receiver.ts';
+import { isOtherEvent, type Received } from '../modes/run/capture-receiver.ts';
 import { Divergence, detailsProblem, isUtcTimestamp, matchAnswer } from './judge.ts';
 import {
   AFTER_ATTEMPT,

@@ -7,9 +7,9 @@
  */
 import fc from 'fast-check';
 import { AdapterError, type Capability } from '../adapter.ts';
-import type { Org } from '../context/organisations.ts';
-import type { ExploreBudget, RunContext } from '../context/run-context.ts';
-import { CheckFailure, CheckSkipped } from '../outcome.ts';
+import type { Org } from '../modes/run/context/organisations.ts';
+import type { ExploreBudget, RunContext } from '../modes/run/context/run-context.ts';
+import { CheckFailure, CheckSkipped } from '../runner/outcome.ts';
 import { commandArbitraries } from './commands.ts';
 import { Divergence, Throttled } from './judge.ts';
 import { initialModel, SETTINGS_POOL } from './model.ts';

@@ -5,7 +5,7 @@
  */
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, list, show } from '../json.ts';
-import type { Received } from '../receiver.ts';
+import type { Received } from '../modes/run/capture-receiver.ts';
 import type { Answer, Expectation } from './model.ts';
 
 export class Divergence extends Error {

@@ -5,14 +5,14 @@
  * shown as numbered curl lines.
  */
 import type { Capability, Credentials, OrganisationSettings } from '../adapter.ts';
-import { Api } from '../context/api.ts';
-import { DEFAULT_SETTINGS, type Org } from '../context/organisations.ts';
-import type { RunContext } from '../context/run-context.ts';
-import { Target } from '../context/target.ts';
+import { Api } from '../modes/run/context/api.ts';
+import { DEFAULT_SETTINGS, type Org } from '../modes/run/context/organisations.ts';
+import type { RunContext } from '../modes/run/context/run-context.ts';
+import { Target } from '../modes/run/context/target.ts';
 import type { Exchange } from '../exchange.ts';
 import { curlOf } from '../http.ts';
 import type { JsonObject } from '../json.ts';
-import type { Received } from '../receiver.ts';
+import type { Received } from '../modes/run/capture-receiver.ts';
 import { BODIES, type BodySpec, redirectUrlOf } from './model.ts';
 
 export const ORG_NAMES = ['A', 'B'] as const;

@@ -7,7 +7,7 @@
 import { explainClauses } from '../clauses.ts';
 import pc from 'picocolors';
 import type { Capability } from '../adapter.ts';
-import { failsRun, type Report, type Result } from '../outcome.ts';
+import { failsRun, type Report, type Result } from '../runner/outcome.ts';
 import { descriptionCoverageText } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
 

@@ -8,7 +8,7 @@
 import { clause, wordsOf } from '../clauses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failsRun, type Report, type Result } from '../outcome.ts';
+import { failsRun, type Report, type Result } from '../runner/outcome.ts';
 import { descriptionCoverageHtml } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
 

@@ -8,7 +8,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failsRun, type Report, type Result } from '../outcome.ts';
+import { failsRun, type Report, type Result } from '../runner/outcome.ts';
 import type { DescriptionCoverage } from '../description-coverage.ts';
 import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
 import { coverageText, skipGroups } from './summary.ts';

@@ -5,10 +5,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createRegistry } from '../../conformance/checks/index.ts';
+import { createRegistry } from '../../conformance/modes/run/checks/index.ts';
 import { CLAUSES, clause } from '../../conformance/clauses.ts';
-import { receiverChecks } from '../../conformance/receiver-check.ts';
-import { Registry } from '../../conformance/registry.ts';
+import { receiverChecks } from '../../conformance/modes/receiver/checks/index.ts';
+import { Registry } from '../../conformance/runner/registry.ts';
 import { traceability } from '../../conformance/traceability.ts';
 
 const service = readFileSync(new URL('../../SERVICE.md', import.meta.url), 'utf8');

@@ -5,7 +5,7 @@
  * counted at all (the sandbox API, the hosted page), and the figure --min-coverage reads.
  */
 import { describe, expect, it } from 'vitest';
-import { description } from '../../conformance/contract.ts';
+import { description } from '../../conformance/description.ts';
 import {
   constraintName,
   type DescriptionCoverage,
@@ -13,7 +13,7 @@ import {
   percentOf,
 } from '../../conformance/description-coverage.ts';
 import type { Exchange } from '../../conformance/exchange.ts';
-import { sessionBody } from '../../conformance/context/api.ts';
+import { sessionBody } from '../../conformance/modes/run/context/api.ts';
 
 const BASE = 'http://target.test/base';
 

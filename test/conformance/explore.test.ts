@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { description } from '../../conformance/contract.ts';
+import { description } from '../../conformance/description.ts';
 import {
   bodyWith,
   deriveVariants,
@@ -188,7 +188,7 @@ describe('EXPL-001’s citations', () => {
   it('cite every clause the model and its judges can say was broken, and only those', async () => {
     const { readFileSync } = await import('node:fs');
     const { CLAUSES } = await import('../../conformance/clauses.ts');
-    const { MODEL_CLAUSES } = await import('../../conformance/checks/exploration.ts');
+    const { MODEL_CLAUSES } = await import('../../conformance/modes/run/checks/exploration.ts');
     const ids = new Set(CLAUSES.map((c) => c.id));
     const cited = new Set<string>();
     for (const file of ['commands.ts', 'judge.ts', 'model.ts']) {

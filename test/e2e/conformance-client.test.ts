@@ -12,8 +12,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { totalsOf } from '../../conformance/client/checks.ts';
-import { executeClient } from '../../conformance/client/command.ts';
+import { totalsOf } from '../../conformance/modes/client/checks/index.ts';
+import { executeClient } from '../../conformance/modes/client/command.ts';
 import { clientMutants } from '../support/client-mutants.ts';
 import { cli, explain, runClientMode } from '../support/conformance-cli.ts';
 import { paced } from '../support/pace.ts';

@@ -14,7 +14,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { receiverTls } from '../../conformance/tls.ts';
+import { receiverTls } from '../../conformance/modes/run/tls.ts';
 import { type CliRun, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { startSecondImplementation } from '../support/second-implementation/server.ts';
 import { paced } from '../support/pace.ts';

@@ -16,15 +16,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, expectPassed, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { parse, pathOf, recode, runVariant } from '../support/conformance-variants.ts';
 import { editJson, freePort, type Mutation } from '../support/mutating-proxy.ts';
-import type { Check, RegisteredCheck } from '../../conformance/check-definition.ts';
-import type { CheckContext } from '../../conformance/context/check-context.ts';
-import { RunContext } from '../../conformance/context/run-context.ts';
+import type { Check, RegisteredCheck } from '../../conformance/runner/check-definition.ts';
+import type { CheckContext } from '../../conformance/modes/run/context/check-context.ts';
+import { RunContext } from '../../conformance/modes/run/context/run-context.ts';
 import { curlOf, evidenceOf } from '../../conformance/http.ts';
-import { CaptureReceiver } from '../../conformance/receiver.ts';
+import { CaptureReceiver } from '../../conformance/modes/run/capture-receiver.ts';
 import { Redactor } from '../../conformance/redact.ts';
 import { CLAUSE_REGISTER_VERSION } from '../../conformance/clauses.ts';
-import { Registry } from '../../conformance/registry.ts';
-import { runChecks } from '../../conformance/check-runner.ts';
+import { Registry } from '../../conformance/runner/registry.ts';
+import { runChecks } from '../../conformance/modes/run/run-checks.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 import { paced } from '../support/pace.ts';
 
@@ -776,7 +776,7 @@ describe('a check that runs out of time', () => {
         adapterName: 'config',
         profiles: [{ clientId: 'c', clientSecret: 's_unit' }],
         receiver: new CaptureReceiver(),
-        settleMs: 100,
+        deliveryWaitMs: 100,
         settleTimeoutMs: 1000,
         explore: { budget: { ms: 0 }, seed: 1 },
         strictAssumptions: false,

@@ -6,7 +6,7 @@
  * them; the exploration's kill rates count them too.
  */
 import { randomUUID } from 'node:crypto';
-import { createRegistry } from '../../conformance/checks/index.ts';
+import { createRegistry } from '../../conformance/modes/run/checks/index.ts';
 import { clausePartMutants } from './clause-part-mutants.ts';
 import {
   extraAttempts,

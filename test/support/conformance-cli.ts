@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import type { DescriptionCoverage } from '../../conformance/description-coverage.ts';
-import { SUITE_TOO_LATE } from '../../conformance/outcome.ts';
+import { SUITE_TOO_LATE } from '../../conformance/runner/outcome.ts';
 import { repoRoot } from './description.ts';
 
 export interface ReportResult {

@@ -1,0 +1,320 @@
+/**
+ * What a client check works with: scenarios. A scenario is an organisation of its own on
+ * the target, a scripted service in front of the target, and the driver started against
+ * that service with the organisation's credentials (a fresh client: no token or key
+ * carried over from another scenario). A check asks the driver for operations, then
+ * judges what the service recorded and what the driver answered.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { randomUUID } from 'node:crypto';
+import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../../adapter.ts';
+import { curlOf } from '../../http.ts';
+import { CheckFailure, CheckSkipped, type Evidence } from '../../runner/outcome.ts';
+import type { Redactor } from '../../redact.ts';
+import { type DriverSession, type DriverSpec, startDriver } from './drivers.ts';
+import type { Answer, Ask } from './protocol.ts';
+import { isToken, type Recorded, type Script, type ScriptedService, startScriptedService } from './service.ts';
+
+export interface ClientRunSettings {
+  /** The real target behind the scripted service. */
+  baseUrl: string;
+  adapter: TargetAdapter;
+  adapterName: string;
+  driver: DriverSpec;
+  redactor: Redactor;
+  /** PAYMENT_REQUEST_TIMEOUT_MS: the per-attempt timeout the suite asks drivers to use. */
+  requestTimeoutMs: number;
+  /** --seed: what the scenarios draw (the plain traffic's amounts) comes from it, so a run can be repeated. */
+  seed: number;
+}
+
+/** One operation asked in a scenario and what came of it. */
+export interface Step {
+  ask: Ask;
+  answer: Answer;
+  /** Date.now() when it was asked and when its outcome came. */
+  asked: number;
+  answered: number;
+  /** The requests the client sent for it: the service's requests from `from` up to `to`. */
+  from: number;
+  to: number;
+}
+
+/** Headers of the connection, not of the request: curl sets its own. */
+const ONE_HOP = new Set(['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding']);
+
+export class Scenario {
+  readonly steps: Step[] = [];
+
+  constructor(
+    readonly org: CreatedOrganisation,
+    readonly service: ScriptedService,
+    private readonly driver: DriverSession,
+    private readonly redactor: Redactor,
+  ) {}
+
+  get requests(): readonly Recorded[] {
+    return this.service.requests;
+  }
+
+  /** Ends the driver, then the service. */
+  async close(): Promise<void> {
+    await this.driver.close().catch(() => undefined);
+    await this.service.close();
+  }
+
+  /** Asks the driver; an operation it does not offer skips the check, naming it. */
+  async ask(ask: Ask): Promise<Answer> {
+    const asked = Date.now();
+    const from = this.requests.length;
+    const answer = await this.driver.ask(ask);
+    this.steps.push({ ask, answer, asked, answered: Date.now(), from, to: this.requests.length });
+    if ('unsupported' in answer) throw new CheckSkipped(`the driver does not offer ${ask.op}`);
+    for (const r of this.requests) this.remember(r);
+    return answer;
+  }
+
+  /** Asks, and fails the check unless the client did it. */
+  async must(ask: Ask, what: string): Promise<unknown> {
+    const answer = await this.ask(ask);
+    if ('ok' in answer && answer.ok) return answer.value;
+    this.fail(`${what}: ${describeAnswer(answer)}.`);
+  }
+
+  /** The secrets of the traffic, so that no report shows them. */
+  private remember(r: Recorded): void {
+    this.redactor.rememberFromRequest(
+      r.headers,
+      isToken(r) ? Object.fromEntries(new URLSearchParams(r.body)) : undefined,
+    );
+    if (isToken(r) && r.got) {
+      try {
+        this.redactor.rememberFromJson(JSON.parse(r.got.body));
+      } catch {
+        // Not JSON: nothing to remember.
+      }
+    }
+  }
+
+  /** Fails the check with the scenario's traffic and operations as evidence. */
+  fail(message: string): never {
+    throw new CheckFailure(message, { evidence: this.evidence() });
+  }
+
+  /** Every request as a curl line with what the client got, then the operations and their outcomes. */
+  evidence(): Evidence {
+    const curl = this.requests
+      .map((r) => {
+        const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !ONE_HOP.has(name)));
+        const line = curlOf(
+          { method: r.method, url: `${this.service.url}${r.url}`, headers, body: r.body || undefined },
+          this.redactor,
+        );
+        return `${r.seq}. (+${r.at - (this.steps[0]?.asked ?? r.at)} ms) ${line}\n   # ${describeGot(r)}`;
+      })
+      .join('\n');
+    const request = this.steps
+      .map(
+        (s, i) =>
+          `${i + 1}. ${this.redactor.text(JSON.stringify(s.ask))} → ${this.redactor.text(describeAnswer(s.answer))}`,
+      )
+      .join('\n');
+    return {
+      request: `operations asked of the driver:\n${request}`,
+      response: 'the requests the client sent, in order',
+      curl,
+    };
+  }
+}
+
+/** What the client got for a request, as evidence shows it. */
+export function describeGot(r: Recorded): string {
+  const by = r.plan === 'forward' ? 'the target' : r.plan === 'rewrite' ? 'the target, edited' : 'the suite';
+  if (!r.got)
+    return r.plan === 'commitThenHold'
+      ? 'no answer: it went away while the answer was withheld'
+      : `no answer: the connection was reset (${by})`;
+  const code = (() => {
+    try {
+      const e = JSON.parse(r.got.body)?.error;
+      return typeof e === 'string' ? ` "${e}"` : typeof e?.code === 'string' ? ` ${e.code}` : '';
+    } catch {
+      return '';
+    }
+  })();
+  return `${r.got.status}${code} from ${by}${r.target && r.plan !== 'forward' && r.plan !== 'rewrite' ? ` (the target had answered ${r.target.status})` : ''}`;
+}
+
+export function describeAnswer(answer: Answer): string {
+  if ('unsupported' in answer) return 'unsupported';
+  if ('broken' in answer) return `no outcome: ${answer.broken}`;
+  if (answer.ok) return `ok ${JSON.stringify(answer.value)?.slice(0, 300)}`;
+  const e = answer.error;
+  return `error code ${JSON.stringify(e.code)}, status ${e.status}, retryable ${e.retryable}${e.message ? ` (${e.message.slice(0, 200)})` : ''}`;
+}
+
+/**
+ * The check whose scenario is starting, for the traffic reports: checks call `scenario`
+ * without naming themselves, so the command runs each inside this scope. A scenario several
+ * checks judge is named after the first of them, which starts it.
+ */
+export const currentCheck = new AsyncLocalStorage<string>();
+
+/** The run the client checks share: the target, the driver, and the scenarios made so far. */
+export class ClientRun {
+  private readonly shared = new Map<string, Promise<Scenario>>();
+  /** Every scenario started, with the check it started for. */
+  readonly started: Array<{ checkId: string; scenario: Scenario }> = [];
+
+  constructor(readonly settings: ClientRunSettings) {}
+
+  get redactor(): Redactor {
+    return this.settings.redactor;
+  }
+
+  /** An organisation of the scenario's own, with every rail (the checks script what they need refused). */
+  private async organisation(): Promise<CreatedOrganisation> {
+    const { adapter } = this.settings;
+    try {
+      const org = await adapter.createOrganisation!({
+        settlementCurrency: 'NZD',
+        cardEnabled: true,
+        openBankingApproved: true,
+        settlementAccount: true,
+      });
+      this.redactor.remember(org.apiKeys.test.clientSecret, '$CLIENT_SECRET');
+      this.redactor.remember(org.webhookSigningSecret, '$WEBHOOK_SECRET');
+      return org;
+    } catch (error) {
+      throw new AdapterError(`createOrganisation failed: ${(error as Error).message}`);
+    }
+  }
+
+  /** Runs `body` in a scenario of its own, ending the driver and the service after it. */
+  async scenario<T>(script: Script, body: (s: Scenario) => Promise<T>): Promise<T> {
+    const s = await this.start(script);
+    try {
+      return await body(s);
+    } finally {
+      await this.end(s);
+    }
+  }
+
+  /**
+   * A scenario several checks judge (they read the same traffic): run once, on first
+   * use, and kept until the run ends.
+   */
+  sharedScenario(name: string, script: Script, body: (s: Scenario) => Promise<void>): Promise<Scenario> {
+    let made = this.shared.get(name);
+    if (!made) {
+      made = (async () => {
+        const s = await this.start(script);
+        try {
+          await body(s);
+        } finally {
+          await this.end(s);
+        }
+        return s;
+      })();
+      this.shared.set(name, made);
+    }
+    return made;
+  }
+
+  private async start(script: Script): Promise<Scenario> {
+    const org = await this.organisation();
+    const service = await startScriptedService(this.settings.baseUrl, script);
+    try {
+      const driver = await startDriver(this.settings.driver, {
+        PAYMENT_BASE_URL: service.url,
+        PAYMENT_CLIENT_ID: org.apiKeys.test.clientId,
+        PAYMENT_CLIENT_SECRET: org.apiKeys.test.clientSecret,
+        PAYMENT_WEBHOOK_SECRET: org.webhookSigningSecret,
+        PAYMENT_REQUEST_TIMEOUT_MS: String(this.settings.requestTimeoutMs),
+      });
+      const scenario = new Scenario(org, service, driver, this.redactor);
+      this.started.push({ checkId: currentCheck.getStore() ?? 'unknown', scenario });
+      return scenario;
+    } catch (error) {
+      await service.close();
+      throw error;
+    }
+  }
+
+  private async end(s: Scenario): Promise<void> {
+    await s.close();
+  }
+
+  /** A checkout session made by the suite itself for the scenario's organisation, straight on the target. */
+  async sessionOf(s: Scenario, patch: Record<string, unknown> = {}): Promise<{ id: string }> {
+    const base = this.settings.baseUrl;
+    // The suite's own requests: what goes wrong with them is no verdict on the client.
+    try {
+      const token = await this.suiteToken(s);
+      const created = await fetch(`${base}/api/checkout-sessions`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token.accessToken}`,
+          'content-type': 'application/json',
+          'idempotency-key': randomUUID(),
+        },
+        body: JSON.stringify({ ...sessionBody(), ...patch }),
+      });
+      const json = (await created.json()) as { id?: string };
+      if (created.status !== 200 || typeof json.id !== 'string')
+        throw new Error(`the target refused it (status ${created.status})`);
+      return { id: json.id };
+    } catch (error) {
+      throw new AdapterError(`the suite's own checkout session for the scenario: ${(error as Error).message}`);
+    }
+  }
+
+  /** A token of the scenario's organisation for the suite's own requests, straight from the target. */
+  private async suiteToken(s: Scenario): Promise<{ accessToken?: string }> {
+    const token = (await fetch(`${this.settings.baseUrl}/api/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        clientId: s.org.apiKeys.test.clientId,
+        clientSecret: s.org.apiKeys.test.clientSecret,
+      }),
+    }).then((r) => r.json())) as { accessToken?: string };
+    this.redactor.remember(token.accessToken, '$ACCESS_TOKEN');
+    return token;
+  }
+
+  /** A session's status as the suite reads it itself, straight on the target. */
+  async statusOf(s: Scenario, id: string): Promise<unknown> {
+    const base = this.settings.baseUrl;
+    try {
+      const token = await this.suiteToken(s);
+      const read = await fetch(`${base}/api/checkout-sessions/${encodeURIComponent(id)}`, {
+        headers: { authorization: `Bearer ${token.accessToken}` },
+      });
+      return ((await read.json()) as { status?: unknown }).status;
+    } catch (error) {
+      throw new AdapterError(`the suite's own read of ${id}: ${(error as Error).message}`);
+    }
+  }
+}
+
+/** A payment link's create body, as we model it (the document does not show its shape). */
+export function linkBody(): Record<string, unknown> {
+  return {
+    amount: { total: 12, currency: 'NZD' },
+    creditorReference: { reference: 'CLIENT-LINK' },
+    redirectUrl: 'https://shop.example.com/thanks?order=1002',
+    checkoutMethod: 'card',
+  };
+}
+
+/** A valid create body (Endpoints: POST /api/checkout-sessions). */
+export function sessionBody(total = 25.5): Record<string, unknown> {
+  return {
+    type: 'single',
+    amount: { total, currency: 'NZD' },
+    creditorReference: { reference: 'CLIENT-1' },
+    redirectUrl: 'https://shop.example.com/thanks?order=1001',
+    checkoutMethod: 'card',
+  };
+}

@@ -1,0 +1,321 @@
+/**
+ * What the lifecycle, webhook and retry checks share: payments made through the adapter,
+ * deliveries awaited at the suite's own receiver and verified independently of the target
+ * (the client's verifyWebhook with the organisation's secret), and the clock moved to
+ * bring on retries.
+ *
+ * Time moves through the adapter's clock: after each failed attempt the clock is advanced
+ * step by step until the next attempt arrives or every step has passed. Repeated
+ * deliveries of a delivered event are allowed (Duplicates); after a failed or final
+ * attempt, every further delivery counts as an attempt.
+ */
+import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
+import type { Rail } from '../../../adapter.ts';
+import { fail } from '../assert.ts';
+import { legacyTransactionBody } from '../context/api.ts';
+import type { CheckContext } from '../context/check-context.ts';
+import type { Hook } from '../context/hooks.ts';
+import type { Org } from '../context/organisations.ts';
+import { at, show, text } from '../../../json.ts';
+import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
+import { poll } from '../../../poll.ts';
+import type { Behaviour, Received } from '../capture-receiver.ts';
+
+export const section = 'Events';
+export const lifecycleSection = 'States and transitions';
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** Clock steps tried, in turn, to bring on the next attempt (1 min, 5 min, 1 h, 1 day in total). */
+export const CLOCK_STEPS = [60, 240, 3300, 82800];
+/** Longer than the five seconds the service waits for an answer (Response and retry behaviour: Wait time). */
+export const HOLD_MS = 7000;
+/** Well inside the five seconds: an answer this slow is still an answer in time. */
+export const SLOW_ANSWER_MS = 3500;
+/** Receivers reject a signature whose t is older than five minutes (Receiver verification step 4). */
+export const TOLERANCE_S = 300;
+/** How far t may be from the time of arrival before the sender's clock or queue is suspect (should). */
+export const FRESH_ALLOWANCE_S = 30;
+/** Further than this from the time of arrival, t cannot be unix seconds (a day either way). */
+const PLAUSIBLE_T_S = 86_400;
+
+/** Answers the n-th delivery with the n-th status (the last one from then on). */
+export const answer =
+  (...statuses: number[]): Behaviour =>
+  (n) => ({ status: statuses[Math.min(n, statuses.length) - 1]! });
+
+/** The organisation's signing secret, which the webhook checks verify with. */
+export function secretOf(org: Org): string {
+  if (!org.webhookSigningSecret) {
+    throw new CheckSkipped(
+      "needs the organisation's webhook signing secret: createOrganisation, or webhookSigningSecret in the --config profile",
+      ['createOrganisation'],
+    );
+  }
+  return org.webhookSigningSecret;
+}
+
+export async function paidSession(
+  ctx: CheckContext,
+  org: Org,
+  options: { rail?: Rail; hook?: Hook; patch?: Record<string, unknown>; payAfterMs?: number } = {},
+) {
+  const rail = options.rail ?? 'card';
+  const session = await ctx.api.session(org, {
+    checkoutMethod: rail,
+    ...(options.hook ? { webhookUrl: options.hook.url } : {}),
+    ...(options.patch ?? {}),
+  });
+  if (options.payAfterMs) await ctx.hooks.settle(options.payAfterMs);
+  const paid = await ctx.target.pay(org, session.id, rail, 'succeeded');
+  return { session, paid };
+}
+
+/**
+ * What the target's own records say of the last attempt: `final` (no attempt follows),
+ * `more` (another is due, some time), or `unknown` (the adapter keeps no records, or they
+ * do not yet list the attempts that arrived).
+ */
+async function lastRecord(
+  ctx: CheckContext,
+  sessionId: string,
+  attempts: number,
+): Promise<'final' | 'more' | 'unknown'> {
+  if (!ctx.target.has('webhookDeliveries')) return 'unknown';
+  // An attempt is recorded once answered: at most the five-second wait after it arrived.
+  const deliveries = await poll(
+    () => ctx.target.deliveries({ checkoutSessionId: sessionId }),
+    (found) => found.length >= attempts,
+    HOLD_MS,
+  );
+  if (deliveries.length < attempts) return 'unknown';
+  return deliveries.at(-1)?.final ? 'final' : 'more';
+}
+
+/** Days the clock is moved on, a day at a time, while the target's records say an attempt is still due. */
+const MAX_DAYS_AWAITED = 7;
+
+/**
+ * Every attempt the target makes for one payment: waits for the first, then moves the
+ * organisation's clock until no further attempt comes (or more than `cap` came). The
+ * document states no spacing of the card rail's attempts: after a day's steps, while the
+ * target's records say another attempt is due, the clock moves on a day at a time.
+ */
+export async function allAttempts(
+  ctx: CheckContext,
+  org: Org,
+  hook: Hook,
+  sessionId: string,
+  cap = 5,
+): Promise<Received[]> {
+  let got = await ctx.hooks.waitFor(hook, 1);
+  if (got.length === 0) return got;
+  const next = async (step: number) => {
+    await ctx.target.advanceClock(org, step);
+    const arrived = await ctx.hooks.waitFor(hook, got.length + 1, ctx.run.settings.deliveryWaitMs);
+    if (arrived.length <= got.length) return false;
+    got = arrived;
+    return true;
+  };
+  for (;;) {
+    if (got.length >= cap) return got;
+    const record = await lastRecord(ctx, sessionId, got.length);
+    let progressed = false;
+    for (const step of record === 'final' ? [86400] : CLOCK_STEPS) {
+      progressed = await next(step);
+      if (progressed) break;
+    }
+    for (let day = 0; !progressed && record === 'more' && day < MAX_DAYS_AWAITED; day++) progressed = await next(86400);
+    if (!progressed) return got;
+  }
+}
+
+/** Brings on attempt number `count` by moving the clock (for checks that need a retry to compare). */
+export async function untilAttempt(ctx: CheckContext, org: Org, hook: Hook, count: number): Promise<Received[]> {
+  let got = await ctx.hooks.waitFor(hook, 1);
+  for (const step of [...CLOCK_STEPS, ...CLOCK_STEPS]) {
+    if (got.length >= count) return got;
+    await ctx.target.advanceClock(org, step);
+    got = await ctx.hooks.waitFor(hook, count, ctx.run.settings.deliveryWaitMs);
+  }
+  return got;
+}
+
+/**
+ * That nothing was delivered for a session: nothing at the suite's receiver after the
+ * delivery wait, and nothing in the target's own delivery records.
+ */
+export async function expectNothingDelivered(
+  ctx: CheckContext,
+  hook: Hook | undefined,
+  sessionId: string,
+  what: string,
+) {
+  await ctx.hooks.settle();
+  // No event at all, whatever its kind: the document sends none for failure or expiry.
+  const got = hook ? [...ctx.hooks.received(hook), ...ctx.hooks.receivedOther(hook)] : [];
+  if (got.length > 0) failWith(`${what}: a webhook arrived at the receiver.`, got[0]);
+  const records = await ctx.target.deliveries({ checkoutSessionId: sessionId });
+  if (records.length > 0) {
+    const to = [...new Set(records.map((r) => String(r?.url)))].join(', ');
+    fail(
+      `${what}: the target's delivery records list ${records.length} attempt${records.length === 1 ? '' : 's'} (to ${to}).`,
+    );
+  }
+}
+
+/** The merchant's own id a legacy transaction is made with, which its body may echo. */
+export const LEGACY_FOREIGN_ID = 'legacy-1';
+
+/**
+ * A legacy transaction paid, and its delivery. The document does not show how one is made:
+ * an adapter offering legacyTransactions makes it in the target's own way; else the suite
+ * sends our modelled POST /api/transaction, and when the target does not accept it or
+ * answers without a UUID transactionId, the legacy path cannot be reached and the check is
+ * skipped, naming legacyTransactions.
+ */
+export async function legacyDelivery(
+  ctx: CheckContext,
+  label: string,
+): Promise<{ d: Received; transactionId: string }> {
+  const org = await ctx.target.organisation();
+  const hook = ctx.hooks.hook(label);
+  const transactionId =
+    (await ctx.target.legacyTransaction(org, hook.url, LEGACY_FOREIGN_ID)) ?? (await modelledLegacy(ctx, org, hook));
+  await ctx.target.attempt(org, { kind: 'transaction', id: transactionId }, 'card', 'succeeded');
+  const [d] = await ctx.hooks.waitFor(hook, 1);
+  if (!d)
+    fail(`No legacy webhook arrived within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing.`);
+  return { d, transactionId };
+}
+
+/** A legacy transaction through our modelled POST /api/transaction; its transaction id. */
+async function modelledLegacy(ctx: CheckContext, org: Org, hook: Hook): Promise<string> {
+  const created = await ctx.api.send('POST', '/api/transaction', {
+    token: await ctx.api.token(org),
+    json: legacyTransactionBody({ webhookUrl: hook.url, foreignTransactionId: LEGACY_FOREIGN_ID }),
+  });
+  ctx.hooks.skipWhenRefused(created, hook.url);
+  const transactionId = text(created.json, 'transactionId');
+  if (created.status !== 200 || transactionId === undefined || !UUID.test(transactionId)) {
+    throw new CheckSkipped(
+      `POST /api/transaction did not accept the modelled request with a UUID transactionId (status ${created.status}); the legacy path cannot be reached: an adapter offering legacyTransactions makes them in the target's own way`,
+      ['legacyTransactions'],
+    );
+  }
+  ctx.api.remember(org, created, 'transactionId');
+  return transactionId;
+}
+
+/** A delivery as the receiver got it, for a report. */
+export function describeDelivery(d: Received): string {
+  const headers = Object.entries(d.headers)
+    .map(([k, v]) => `${k}: ${String(v)}`)
+    .join('\n');
+  return `${d.method} ${d.path} (attempt ${d.attempt} at the receiver)\n${headers}\n\n${d.raw.toString('utf8')}`;
+}
+
+/** Fails the check with the delivery as its evidence. */
+export function failWith(message: string, d?: Received): never {
+  throw new CheckFailure(
+    message,
+    d ? { evidence: { request: describeDelivery(d), response: '(the suite’s receiver)', curl: '' } } : undefined,
+  );
+}
+
+/** The first delivery to the hook, which must come within --settle-timeout of the payment completing. */
+export async function firstDelivery(ctx: CheckContext, hook: Hook): Promise<Received> {
+  const [d] = await ctx.hooks.waitFor(hook, 1);
+  if (d) return d;
+  const within = `within ${ctx.run.settings.settleTimeoutMs / 1000} s of the payment completing`;
+  const others = ctx.hooks.receivedOther(hook);
+  if (others.length > 0) {
+    const kinds = [...new Set(others.map((o) => show(at(o.body, 'event'))))].join(', ');
+    failWith(
+      `No checkout_session.completed arrived ${within}, only events of other kinds (${kinds}): a payment that succeeds sends checkout_session.completed.`,
+      others[0],
+    );
+  }
+  fail(`No webhook arrived ${within}.`);
+}
+
+export function verifies(d: Received, secret: string): boolean {
+  try {
+    verifyWebhook(d.raw, String(d.headers['service-signature']), secret, { toleranceSeconds: 600 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `t=<unix_seconds>` (Signature header: Format): at arrival, t must read as unix seconds
+ * on the real clock or on the organisation's moved one. A t more than a day from both
+ * (milliseconds, a wrong epoch) is not unix seconds, whatever receivers' tolerance is.
+ */
+export function expectUnixSeconds(d: Received, org: Org): void {
+  const problem = unixSecondsProblem(d, org.clockMovedS);
+  if (problem) failWith(problem, d);
+}
+
+/** What keeps the delivery's t from reading as unix seconds at arrival (the clock moved by `clockMovedS`), if anything. */
+export function unixSecondsProblem(d: Received, clockMovedS: number): string | undefined {
+  const t = signatureT(d);
+  if (t === undefined) return 'The Service-Signature header has no t=<unix_seconds> part.';
+  const arrival = d.receivedAt / 1000;
+  const off = Math.min(Math.abs(arrival - t), Math.abs(arrival + clockMovedS - t));
+  if (off <= PLAUSIBLE_T_S) return undefined;
+  return `t=${t} cannot be unix seconds when the delivery arrived (${Math.round(arrival)}): it is ${Math.round(off / 3600)} hours away${t > 1e11 ? ' (milliseconds?)' : ''}.`;
+}
+
+/**
+ * The header as the document writes it, `t=<unix_seconds>,v1=<hex_digest>`, read as its
+ * receivers must read it: split on commas, each part on its first `=`, `t` and `v1` taken
+ * by name. Other parts may stand beside them, in any order, named as their versions are;
+ * but a receiver that follows the steps finds no `t` in ` t=...`, so padding, or a `t`
+ * that is not whole seconds, breaks every delivery.
+ */
+function expectHeaderFormat(d: Received, header: string, what: string): void {
+  const problem = headerFormatProblem(header);
+  if (problem) failWith(`${what}: ${problem}`, d);
+}
+
+/** How the header fails to read as `t=<unix_seconds>,v1=<hex_digest>` by the receiver steps, if it does. */
+export function headerFormatProblem(header: string): string | undefined {
+  const parts = header.split(',').map((part) => [part.slice(0, part.indexOf('=')), part] as const);
+  const value = (name: string) =>
+    parts.filter(([n, part]) => n === name && part.includes('=')).map(([, part]) => part.slice(name.length + 1));
+  const [ts, v1s] = [value('t'), value('v1')];
+  if (ts.length === 1 && /^\d+$/.test(ts[0]!) && v1s.length > 0 && v1s.every((v1) => /^[0-9a-fA-F]+$/.test(v1)))
+    return undefined;
+  return `the Service-Signature header must be t=<unix_seconds>,v1=<hex_digest>, read by name after splitting on commas and each part on its first "=": a receiver that does so ${ts.length !== 1 ? 'finds no single t' : v1s.length === 0 ? 'finds no v1' : 'finds a t or v1 that is not whole seconds or hex'} in ${JSON.stringify(header)}.`;
+}
+
+export function expectSigned(d: Received, secret: string, what: string, org: Org) {
+  const header = d.headers['service-signature'];
+  if (typeof header !== 'string') failWith(`${what}: the delivery has no Service-Signature header.`, d);
+  expectHeaderFormat(d, header, what);
+  expectUnixSeconds(d, org);
+  try {
+    verifyWebhook(d.raw, header, secret, { toleranceSeconds: 600 });
+  } catch (error) {
+    const reason = error instanceof WebhookVerificationError ? `${error.name}: ${error.message}` : String(error);
+    failWith(`${what}: the signature does not verify with the organisation's secret over the raw body (${reason}).`, d);
+  }
+}
+
+/** How old the delivery's signature timestamp was when it arrived, in seconds (undefined without a t). */
+export function signatureAge(d: Received): number | undefined {
+  const t = signatureT(d);
+  return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
+}
+
+/** The header's t, read by name as the receiver steps say (parts split on commas, each on its first `=`). */
+function signatureT(d: Received): number | undefined {
+  for (const part of String(d.headers['service-signature'] ?? '').split(',')) {
+    const at = part.indexOf('=');
+    if (at > 0 && part.slice(0, at) === 't') {
+      const value = part.slice(at + 1);
+      return /^\d+$/.test(value) ? Number(value) : undefined;
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,60 @@
+/**
+ * The flags every mode takes alike, read and checked once: a bad value is a usage error
+ * (SetupError, exit 2) with the same words whichever command it was given to. The flags
+ * of one mode alone (run's --explore, the receiver's --secret) are checked by its command.
+ */
+import { randomInt } from 'node:crypto';
+import type { RegisteredCheck } from './check-definition.ts';
+import { SetupError } from './outcome.ts';
+import type { Registry } from './registry.ts';
+import { parseReporters, type Reporter } from './reporting.ts';
+
+/** --settle-timeout's default: how long a payment is awaited to settle, and its webhook to arrive. */
+export const DEFAULT_SETTLE_TIMEOUT_S = 30;
+
+/** Where each command writes its file reports when --out is not given. */
+export const DEFAULT_OUT = {
+  run: 'reports/conformance',
+  receiver: 'reports/receiver',
+  client: 'reports/client',
+  replay: 'reports/replay',
+} as const;
+
+/** --concurrency: checks at once, a whole number of at least 1. */
+export function concurrencyOf(value: number): number {
+  if (!Number.isInteger(value) || value < 1)
+    throw new SetupError('--concurrency must be a whole number of at least 1.');
+  return value;
+}
+
+/** --seed, or a random one when not given (every run prints the one it used). */
+export function seedOf(value: number | undefined): number {
+  if (value === undefined) return randomInt(2 ** 32);
+  if (!(Number.isSafeInteger(value) && value >= 0 && value < 2 ** 32))
+    throw new SetupError('--seed must be a whole number from 0 to 4294967295.');
+  return value;
+}
+
+/** --settle-timeout in milliseconds (seconds given, from 1 to 600; 30 when not given). */
+export function settleTimeoutMsOf(seconds: number | undefined): number {
+  const s = seconds ?? DEFAULT_SETTLE_TIMEOUT_S;
+  if (!(s >= 1 && s <= 600)) throw new SetupError('--settle-timeout must be from 1 to 600 seconds.');
+  return s * 1000;
+}
+
+/** --reporter: each name known (console when not given). */
+export function reportersOf(list: string | undefined): Reporter[] {
+  return parseReporters(list ?? 'console');
+}
+
+/** --out, or the command's own directory. */
+export function outOf(out: string | undefined, command: keyof typeof DEFAULT_OUT): string {
+  return out ?? DEFAULT_OUT[command];
+}
+
+/** The checks --only selects; selecting none is a usage error rather than a run that checks nothing. */
+export function selectChecks<Ctx>(registry: Registry<Ctx>, only: string | undefined): RegisteredCheck<Ctx>[] {
+  const checks = registry.select(only);
+  if (checks.length === 0) throw new SetupError(`--only ${only}: no check id matches.`);
+  return checks;
+}

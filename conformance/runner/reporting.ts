@@ -1,0 +1,153 @@
+/**
+ * What every mode (`run`, `receiver`, `client`) does with its results alike: the reporters
+ * it may be given, the report it makes of them, the files it writes, and the exit status.
+ */
+import path from 'node:path';
+import type { Capability } from '../adapter.ts';
+import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
+import type { DescriptionCoverage } from '../description-coverage.ts';
+import type { Invocation } from '../invocation.ts';
+import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import { ConsoleReporter, type Output } from '../reporters/console.ts';
+import { writeHarReport } from '../reporters/har.ts';
+import { writeHtmlReport } from '../reporters/html.ts';
+import { writeJsonReport } from '../reporters/json.ts';
+import { writeJunitReport } from '../reporters/junit.ts';
+import { writeNdjsonReport } from '../reporters/ndjson.ts';
+import type { Traffic } from '../traffic.ts';
+import { TOOL_VERSION } from '../version.ts';
+
+export const REPORTERS = ['console', 'json', 'junit', 'html', 'har', 'ndjson'] as const;
+export type Reporter = (typeof REPORTERS)[number];
+
+/** The --reporter list, each name known (a usage error otherwise). */
+export function parseReporters(list: string): Reporter[] {
+  const names = list
+    .split(',')
+    .map((r) => r.trim())
+    .filter(Boolean);
+  const unknown = names.filter((r) => !(REPORTERS as readonly string[]).includes(r));
+  if (unknown.length > 0)
+    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
+  return names as Reporter[];
+}
+
+/** The coverage of a run: how many checks were judged, and why the others were skipped. */
+export function coverageOf(results: Result[]): Coverage {
+  const skippedFor: Partial<Record<Capability, number>> = {};
+  let skippedOther = 0;
+  for (const r of results) {
+    if (r.status !== 'skipped') continue;
+    if (r.missing.length === 0) skippedOther += 1;
+    for (const c of r.missing) skippedFor[c] = (skippedFor[c] ?? 0) + 1;
+  }
+  const judged = (r: Result) => r.status === 'passed' || r.status === 'failed' || r.status === 'differs';
+  const must = results.filter((r) => r.level === 'must');
+  return {
+    judged: results.filter(judged).length,
+    total: results.length,
+    skippedFor,
+    skippedOther,
+    must: { judged: must.filter(judged).length, total: must.length },
+  };
+}
+
+export interface ReportOf {
+  target: string;
+  startedAt: Date;
+  adapter: { name: string; capabilities: Capability[] };
+  strictAssumptions: boolean;
+  descriptionCoverage?: DescriptionCoverage;
+  invocation?: Invocation;
+}
+
+export function buildReport(of: ReportOf, results: Result[]): Report {
+  const count = (status: Result['status']) => results.filter((r) => r.status === status).length;
+  return {
+    tool: { name: 'payment-conformance', version: TOOL_VERSION, clauseRegisterVersion: CLAUSE_REGISTER_VERSION },
+    target: of.target,
+    startedAt: of.startedAt.toISOString(),
+    durationMs: Date.now() - of.startedAt.getTime(),
+    adapter: of.adapter,
+    summary: {
+      passed: count('passed'),
+      failed: count('failed'),
+      differs: count('differs'),
+      skipped: count('skipped'),
+      error: count('error'),
+    },
+    coverage: coverageOf(results),
+    ...(of.descriptionCoverage ? { descriptionCoverage: of.descriptionCoverage } : {}),
+    results,
+    strictAssumptions: of.strictAssumptions,
+    ...(of.invocation ? { invocation: of.invocation } : {}),
+  };
+}
+
+/** Writes the file reports asked for into `out`, the traffic ones (har, ndjson) from the mode's traffic; gives their paths. */
+export function writeReports(report: Report, reporters: readonly string[], out: string, traffic?: Traffic): string[] {
+  const dir = path.resolve(out);
+  const files: string[] = [];
+  if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
+  if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
+  if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
+  const entries = traffic && (reporters.includes('har') || reporters.includes('ndjson')) ? traffic.entries() : [];
+  if (traffic && reporters.includes('har')) files.push(writeHarReport(entries, traffic.redactor, dir));
+  if (traffic && reporters.includes('ndjson')) files.push(writeNdjsonReport(entries, traffic.redactor, dir));
+  return files;
+}
+
+/**
+ * 0 every `must` check passed (skips and `differs` allowed); 1 one failed (an `assumption`
+ * one too under --strict-assumptions, where it is `failed`); 2 a check ended in error and none failed.
+ */
+export function exitCodeOf(report: Report): 0 | 1 | 2 {
+  const failed = report.results.some((r) => r.status === 'failed' && failsRun(r.level, report.strictAssumptions));
+  return failed ? 1 : report.summary.error > 0 ? 2 : 0;
+}
+
+/** What a mode's run came to: the report, the files written, and the exit status it calls for. */
+export interface Reported {
+  /** 0 every `must` check passed (skips allowed); 1 one failed; 2 a check ended in error and none failed. */
+  exitCode: 0 | 1 | 2;
+  report: Report;
+  /** The report files written (json, junit, html, har, ndjson). */
+  files: string[];
+}
+
+/**
+ * What every mode shows and writes of its run: the console (when asked for) as results
+ * come, then the report, the files of the other reporters, and the exit status.
+ */
+export class Reporting {
+  private readonly console: ConsoleReporter | undefined;
+
+  constructor(
+    private readonly reporters: readonly Reporter[],
+    private readonly output: Output,
+    total: number,
+    strictAssumptions: boolean,
+  ) {
+    this.console = reporters.includes('console') ? new ConsoleReporter(output, total, strictAssumptions) : undefined;
+  }
+
+  /** The console's head: what is checked, through which adapter offering what, then any notes of the mode. */
+  start(target: string, adapterName: string, capabilities: Capability[], ...notes: string[]): void {
+    if (!this.console) return;
+    this.console.start(target, adapterName, capabilities);
+    for (const note of notes) this.output.write(`${note}\n`);
+  }
+
+  /** One check's line, as it finishes. */
+  result(result: Result): void {
+    this.console?.result(result);
+  }
+
+  /** The report of the results, its files written into `out`, and the console's summary. */
+  finish(of: ReportOf, results: Result[], out: string, traffic?: Traffic): Reported {
+    const report = buildReport(of, results);
+    const files = writeReports(report, this.reporters, out, traffic);
+    this.console?.summary(report, files);
+    return { exitCode: exitCodeOf(report), report, files };
+  }
+}
