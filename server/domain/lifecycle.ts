@@ -31,14 +31,23 @@ function allows(payment: Payment, rail: Rail): boolean {
   return payment.checkoutMethod === 'both' || payment.checkoutMethod === rail;
 }
 
-/** The exact webhook body, fixed when the event happens so every attempt sends the same bytes. */
-export function webhookBody(payment: Payment, completedAt: number): string {
+/**
+ * The event kinds the service sends: the members of the description's open
+ * `WebhookEventType`, each with its schema under openapi/webhooks/ (Events: more will be added).
+ */
+export type WebhookEventType = 'checkout_session.completed';
+
+/**
+ * The exact webhook body of `event`, fixed when the event happens so every attempt sends
+ * the same bytes; a legacy payment gets the two-field body, which names no event.
+ */
+export function webhookBody(payment: Payment, event: WebhookEventType, happenedAt: number): string {
   if (payment.kind === 'legacy') {
     return JSON.stringify({ transactionId: payment.transactionId, foreignTransactionId: payment.foreignTransactionId });
   }
   return JSON.stringify({
-    event: 'checkout_session.completed',
-    createdAt: iso(completedAt),
+    event,
+    createdAt: iso(happenedAt),
     checkoutSessionId: payment.sessionId,
     transactionId: payment.transactionId,
     foreignTransactionId: payment.foreignTransactionId,
@@ -91,7 +100,7 @@ export async function attempt(
           mode: payment.mode,
           rail,
           url: payment.webhookUrl,
-          body: webhookBody(payment, now),
+          body: webhookBody(payment, 'checkout_session.completed', now),
           legacy: payment.kind === 'legacy',
           nextAttemptAt: now,
         }
