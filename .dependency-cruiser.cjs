@@ -72,6 +72,25 @@ module.exports = {
       to: { pathNot: '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$' },
     },
     {
+      name: 'judges-stand-alone',
+      comment:
+        'A rule’s predicate is judged once: the checks and the exploration import the judges, never the reverse.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?judges/' },
+      to: {
+        path: '^conformance/',
+        pathNot: ['^conformance/(dist/)?judges/', '^conformance/(dist/)?(json|exchange)\\.(ts|js|d\\.ts)$'],
+      },
+    },
+    {
+      name: 'exploration-takes-nothing-from-the-checks',
+      comment:
+        'What the exploration shares with the hand-written checks lives in judges/ (or the context), not in a check file.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?explore/' },
+      to: { path: '^conformance/(dist/)?modes/run/checks/' },
+    },
+    {
       name: 'packages-import-no-tests-or-tools',
       severity: 'error',
       from: { path: '^(server|conformance)/' },

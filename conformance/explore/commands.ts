@@ -4,18 +4,21 @@
  * the model (model.ts) and the invariants (judge.ts), and moves the model on as the target
  * answered. Commands that need a capability the adapter lacks are never generated.
  */
-import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import type { Capability, Outcome, Rail } from '../adapter.ts';
-import { mangle } from '../modes/run/checks/auth.ts';
-import { telling } from '../modes/run/checks/token.ts';
-import { headerFormatProblem, UUID, unixSecondsProblem, verifies } from '../modes/run/checks/delivery-helpers.ts';
-import { paymentLinkBody } from '../modes/run/context/api.ts';
+import { paymentLinkBody, spoilt } from '../modes/run/context/api.ts';
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, type JsonObject, show, text } from '../json.ts';
 import { poll } from '../poll.ts';
 import { isOtherEvent, type Received } from '../modes/run/capture-receiver.ts';
-import { Divergence, detailsProblem, isUtcTimestamp, matchAnswer } from './judge.ts';
+import { validationDetailsProblem } from '../judges/errors.ts';
+import { payloadProblems } from '../judges/payload.ts';
+import { redirectProblem } from '../judges/redirect.ts';
+import { expiryProblem, replayDifferences } from '../judges/session.ts';
+import { headerFormatProblem, unixSecondsProblem, verifies } from '../judges/signature.ts';
+import { tellingApart, tokenResponseProblem } from '../judges/token.ts';
+import { isUtcTimestamp } from '../judges/values.ts';
+import { Divergence, matchAnswer } from './judge.ts';
 import {
   AFTER_ATTEMPT,
   type Answer,
@@ -63,15 +66,9 @@ function authorization(m: Model, w: World, use: TokenUse): Record<string, string
   if (use.kind === 'missing') return {};
   if (use.kind === 'scheme') return { authorization: `Token ${w.tokens[0]}` };
   const token = w.tokens[tokenOf(m, use)!]!;
-  const sent =
-    use.kind === 'mangled'
-      ? mangle(token)
-      : use.kind === 'truncated'
-        ? token.slice(0, Math.max(1, token.length - 6))
-        : use.kind === 'double'
-          ? `Bearer ${token}`
-          : token;
-  return { authorization: `Bearer ${sent}` };
+  return {
+    authorization: `Bearer ${use.kind === 'latest' || use.kind === 'oldest' ? token : spoilt(token, use.kind)}`,
+  };
 }
 
 /** A step of a sequence: written down for the report, then judged. */
@@ -122,13 +119,14 @@ class GetToken extends Step {
     const e = await w.api.tokenRequest(w.keys[this.org]![key]!);
     const answer = matchAnswer(e, expectToken(this.removed));
     if (answer.kind !== 'new') return;
-    const token = text(e.json, 'accessToken');
-    if (token === undefined || at(e.json, 'tokenType') !== 'Bearer' || typeof at(e.json, 'expiresIn') !== 'string')
+    const problem = tokenResponseProblem(e.json);
+    if (problem)
       throw new Divergence(
-        `The token response must be { accessToken, tokenType: "Bearer", expiresIn }; it is ${show(e.json)}.`,
+        `The token response: ${problem}`,
         ['res.token.access', 'res.token.type', 'res.token.expires'],
         e,
       );
+    const token = String(at(e.json, 'accessToken'));
     m.tokens.push({ org: this.org, key, issuedS: m.orgs[this.org]!.clockS });
     w.tokens.push(token);
   }
@@ -183,7 +181,7 @@ class BadTokenRequest extends Step {
     const unknownPair = { clientId: `unknown-${w.name}`, clientSecret: pair.clientSecret };
     const wrongPair = { clientId: pair.clientId, clientSecret: `${pair.clientSecret}x` };
     // Each asked twice, interleaved: what varies between two answers to one request (a
-    // request id, a time) cannot tell the two apart (TOKEN-005 judges alike).
+    // request id, a time) cannot tell the two apart.
     const answers: Exchange[] = [];
     for (const form of [unknownPair, wrongPair, unknownPair, wrongPair]) {
       const e = await w.api.tokenRequest(form);
@@ -191,10 +189,10 @@ class BadTokenRequest extends Step {
       answers.push(e);
     }
     const [unknown, wrong, unknownAgain, wrongAgain] = answers as [Exchange, Exchange, Exchange, Exchange];
-    const differ = telling([unknown.json, unknownAgain.json], [wrong.json, wrongAgain.json]);
+    const differ = tellingApart([unknown, unknownAgain], [wrong, wrongAgain]);
     if (differ.length > 0)
       throw new Divergence(
-        `An unknown client id was answered ${unknown.text} and a wrong secret ${wrong.text}: they differ at ${differ.map((p) => p || '(the body)').join(', ')}, and the answers must be identical.`,
+        `An unknown client id was answered ${unknown.text} and a wrong secret ${wrong.text}: they differ at ${differ.join(', ')}, and the answers must be identical.`,
         ['token.identical'],
         wrong,
       );
@@ -256,9 +254,6 @@ function judgeScope(m: Model, w: World, e: Exchange, known: number, org: number,
     );
 }
 
-/** The create answer's fields a replay must repeat (IDEM-001): all of them, but the status once the payment moved on. */
-const REPLAYED_FIELDS = ['id', 'url', 'code', 'amount', 'checkoutMethod', 'reference', 'testMode', 'expiresAt'];
-
 class Create extends Step {
   constructor(
     readonly use: TokenUse,
@@ -291,7 +286,7 @@ class Create extends Step {
     const { org, mode } = this.use as { org: number; mode: Mode };
     let named: number | undefined;
     if (answer.kind === 'error' && answer.code === 'validation_failed') {
-      const problem = detailsProblem(e, answer.fields ?? []);
+      const problem = validationDetailsProblem(e.json, answer.fields ?? []);
       if (problem) throw new Divergence(problem, ['code.validation-failed', 'err.details', 'err.param'], e);
     } else if (e.status === 200) {
       const known = w.paymentOf(at(e.json, 'id'));
@@ -325,8 +320,7 @@ class Create extends Step {
         ['idem.replay', 'create.idempotency-key'],
         e,
       );
-    const fields = m.payments[payment]!.status === 'created' ? [...REPLAYED_FIELDS, 'status'] : REPLAYED_FIELDS;
-    const changed = fields.filter((f) => !isDeepStrictEqual(at(e.json, f), at(original.created, f)));
+    const changed = replayDifferences(e.json, original.created, m.payments[payment]!.status !== 'created');
     if (changed.length > 0)
       throw new Divergence(
         `The replay of session ${original.id} differs from the original answer in ${changed.join(', ')}.`,
@@ -458,8 +452,11 @@ function judgeRead(m: Model, e: Exchange, payment: number, id: string): void {
   const rail = status === 'completed' ? p.rail : 'open_banking';
   if (rail !== undefined)
     want('transactionType', at(e.json, 'transactionType') === rail, rail, 'res.read.transaction-type');
-  const span = Date.parse(String(at(e.json, 'expiresAt'))) - Date.parse(String(at(e.json, 'createdAt')));
-  want('expiresAt', Math.abs(span - DAY_S * 1000) <= 60_000, '24 hours after createdAt', 'res.create.expires');
+  const expiry = expiryProblem(e.json);
+  if (expiry) {
+    wrong.push(expiry.replace(/\.$/, ''));
+    clauses.push('res.create.expires');
+  }
   if (wrong.length > 0) throw new Divergence(`Session ${id} read back: ${wrong.join('; ')}.`, clauses, e);
 }
 
@@ -550,22 +547,8 @@ class Attempt extends Step {
 
 /** Redirect rule: redirectUrl with transactionId and checkoutSessionId appended, the merchant's own parameters kept. */
 function judgeRedirect(redirectTo: string, sessionId: string, bodyIndex: number, e: Exchange | undefined): void {
-  const url = URL.canParse(redirectTo) ? new URL(redirectTo) : undefined;
-  const ok =
-    url !== undefined &&
-    `${url.origin}${url.pathname}` === 'https://shop.example.com/done' &&
-    isDeepStrictEqual(
-      [...url.searchParams].filter(([k]) => k !== 'checkoutSessionId' && k !== 'transactionId'),
-      [...new URL(redirectUrlOf(bodyIndex)).searchParams],
-    ) &&
-    url.searchParams.get('checkoutSessionId') === sessionId &&
-    UUID.test(url.searchParams.get('transactionId') ?? '');
-  if (!ok)
-    throw new Divergence(
-      `The payer was sent to ${redirectTo}: redirectUrl ${redirectUrlOf(bodyIndex)} with transactionId=<uuid> and checkoutSessionId=${sessionId} appended.`,
-      ['redirect.params'],
-      e,
-    );
+  const problem = redirectProblem(redirectTo, redirectUrlOf(bodyIndex), sessionId);
+  if (problem) throw new Divergence(problem, ['redirect.params'], e);
 }
 
 /** Waits for the payment's first delivery (a webhook is due once it completed). */
@@ -623,34 +606,15 @@ async function judgeDeliveries(m: Model, w: World): Promise<void> {
       fail(`Deliveries are POST application/json; this one is ${d.method} ${String(d.headers['content-type'])}.`, [
         'receiver.post',
       ]);
-    const body = d.body;
     const spec = p.kind === 'session' ? BODIES[p.body]! : undefined;
-    const problems: Array<[string, string]> = [];
-    const want = (ok: boolean, problem: string, clause: string) => {
-      if (!ok) problems.push([problem, clause]);
-    };
-    want(
-      at(body, 'event') === 'checkout_session.completed',
-      'event is not checkout_session.completed',
-      'event.completed',
-    );
-    want(isUtcTimestamp(at(body, 'createdAt')), 'createdAt is not ISO 8601 UTC', 'payload.created');
-    want(
-      at(body, 'checkoutSessionId') === (p.kind === 'session' ? w.payments[payment]!.id : null),
-      `checkoutSessionId is not ${p.kind === 'session' ? 'the session id' : 'null (a payment link)'}`,
-      'payload.session',
-    );
-    want(UUID.test(String(at(body, 'transactionId'))), 'transactionId is not a UUID', 'payload.transaction');
-    const foreign = spec?.foreignTransactionId ?? null;
-    want(
-      at(body, 'foreignTransactionId') === foreign,
-      `foreignTransactionId is not ${show(foreign)}`,
-      'payload.foreign-id',
-    );
+    const problems = payloadProblems(d.body, {
+      checkoutSessionId: p.kind === 'session' ? w.payments[payment]!.id : null,
+      foreignTransactionId: spec?.foreignTransactionId ?? null,
+    });
     if (problems.length > 0)
       fail(
-        `The delivery for ${p.kind} ${w.payments[payment]!.id}: ${problems.map(([text]) => text).join('; ')} (${show(body)}).`,
-        problems.map(([, clause]) => clause),
+        `The delivery for ${p.kind} ${w.payments[payment]!.id}: ${problems.map((x) => x.problem).join('; ')} (${show(d.body)}).`,
+        problems.map((x) => x.clause),
       );
     judgeSignature(w, p.org, d, fail);
   }
