@@ -66,10 +66,16 @@ module.exports = {
     },
     {
       name: 'exploration-model-is-pure',
-      comment: 'The model of the document does no I/O: it imports only the adapter’s types, no built-in, no package.',
+      comment:
+        'The model of the document (and its inputs) does no I/O: it imports only the adapter’s types and its own parts, no built-in, no package.',
       severity: 'error',
-      from: { path: '^conformance/(dist/)?explore/model\\.(ts|js)$' },
-      to: { pathNot: '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$' },
+      from: { path: '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js)$' },
+      to: {
+        pathNot: [
+          '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$',
+          '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js|d\\.ts)$',
+        ],
+      },
     },
     {
       name: 'judges-stand-alone',

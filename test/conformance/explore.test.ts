@@ -13,18 +13,10 @@ import {
   parseClassPattern,
   type Variant,
 } from '../../conformance/explore/boundary.ts';
-import {
-  authOf,
-  configCodes,
-  DAY_S,
-  EDGE_S,
-  expectCreate,
-  initialModel,
-  type Model,
-  SETTINGS_POOL,
-  statusesOf,
-  TOKEN_LIFETIME_S,
-} from '../../conformance/explore/model.ts';
+import { SETTINGS_POOL } from '../../conformance/explore/inputs.ts';
+import { configCodes, expectCreate } from '../../conformance/explore/model-creates.ts';
+import { statusesOf } from '../../conformance/explore/model-payments.ts';
+import { authOf, DAY_S, EDGE_S, initialModel, type Model, TOKEN_LIFETIME_S } from '../../conformance/explore/model.ts';
 import type { JsonObject } from '../../conformance/json.ts';
 
 const variants = deriveVariants();
