@@ -78,20 +78,19 @@ module.exports = {
       },
     },
     {
-      name: 'judges-stand-alone',
-      comment:
-        'A rule’s predicate is judged once: the checks and the exploration import the judges, never the reverse.',
+      name: 'rules-stand-alone',
+      comment: 'A rule’s predicate lives once: the checks and the exploration import rules/, never the reverse.',
       severity: 'error',
-      from: { path: '^conformance/(dist/)?judges/' },
+      from: { path: '^conformance/(dist/)?rules/' },
       to: {
         path: '^conformance/',
-        pathNot: ['^conformance/(dist/)?judges/', '^conformance/(dist/)?(json|exchange)\\.(ts|js|d\\.ts)$'],
+        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?(json|exchange)\\.(ts|js|d\\.ts)$'],
       },
     },
     {
       name: 'exploration-takes-nothing-from-the-checks',
       comment:
-        'What the exploration shares with the hand-written checks lives in judges/ (or the context), not in a check file.',
+        'What the exploration shares with the hand-written checks lives in rules/ (or the context), not in a check file.',
       severity: 'error',
       from: { path: '^conformance/(dist/)?explore/' },
       to: { path: '^conformance/(dist/)?modes/run/checks/' },

@@ -5,8 +5,8 @@
 import { at, show } from '../json.ts';
 import { poll } from '../poll.ts';
 import { isOtherEvent, type Received } from '../modes/run/capture-receiver.ts';
-import { payloadProblems } from '../judges/payload.ts';
-import { headerFormatProblem, unixSecondsProblem, verifies } from '../judges/signature.ts';
+import { payloadProblems } from '../rules/payload.ts';
+import { headerFormatProblem, unixSecondsProblem, verifies } from '../rules/signature.ts';
 import { Divergence } from './judge.ts';
 import { BODIES } from './inputs.ts';
 import type { Model } from './model.ts';

@@ -5,8 +5,8 @@
  */
 import type { Exchange } from '../exchange.ts';
 import { at, isObject, show } from '../json.ts';
-import { detailsPlacementProblem, docUrlProblem, plainErrorProblem } from '../judges/errors.ts';
-import { isUtcTimestamp } from '../judges/values.ts';
+import { detailsPlacementProblem, docUrlProblem, plainErrorProblem } from '../rules/errors.ts';
+import { isUtcTimestamp } from '../rules/values.ts';
 import type { Received } from '../modes/run/capture-receiver.ts';
 import type { Answer, Expectation } from './model.ts';
 

@@ -4,7 +4,7 @@
  */
 import type { Exchange } from '../exchange.ts';
 import { at } from '../json.ts';
-import { tellingApart, tokenResponseProblem } from '../judges/token.ts';
+import { tellingApart, tokenResponseProblem } from '../rules/token.ts';
 import { Divergence, matchAnswer } from './judge.ts';
 import { currentKey, expectToken, type Mode, type Model, removedKey } from './model.ts';
 import { Step } from './step.ts';

@@ -177,20 +177,20 @@ describe('the model of the document', () => {
 });
 
 describe('EXPL-001’s citations', () => {
-  it('cite every clause the model and its judges can say was broken, and only those', async () => {
+  it('cite every clause the model and the rules it calls can say was broken, and only those', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
     const { CLAUSES } = await import('../../conformance/clauses.ts');
     const { MODEL_CLAUSES } = await import('../../conformance/modes/run/checks/exploration.ts');
     const ids = new Set(CLAUSES.map((c) => c.id));
     const cited = new Set<string>();
-    // The exploration's files, and the judges they call that name clauses themselves.
+    // The exploration's files, and the rules they call that name clauses themselves.
     const explore = new URL('../../conformance/explore/', import.meta.url);
     const sources = readdirSync(explore).map((file) => readFileSync(new URL(file, explore), 'utf8'));
-    const judges = new Set(
-      sources.flatMap((s) => [...s.matchAll(/from '\.\.\/judges\/([a-z-]+\.ts)'/g)].map((m) => m[1]!)),
+    const rules = new Set(
+      sources.flatMap((s) => [...s.matchAll(/from '\.\.\/rules\/([a-z-]+\.ts)'/g)].map((m) => m[1]!)),
     );
-    for (const judge of judges)
-      sources.push(readFileSync(new URL(`../../conformance/judges/${judge}`, import.meta.url), 'utf8'));
+    for (const rule of rules)
+      sources.push(readFileSync(new URL(`../../conformance/rules/${rule}`, import.meta.url), 'utf8'));
     for (const source of sources)
       for (const [, id] of source.matchAll(/'([a-z0-9-]+\.[a-z0-9.-]+)'/g)) if (ids.has(id!)) cited.add(id!);
     // Clauses built from a status name (`state.${status}`) are cited through the statuses.

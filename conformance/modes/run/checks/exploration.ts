@@ -23,7 +23,7 @@ import {
 import { Divergence, invariants } from '../../../explore/judge.ts';
 import { evidenceOf } from '../../../http.ts';
 import { at, show } from '../../../json.ts';
-import { namedFields, validationDetailsProblem } from '../../../judges/errors.ts';
+import { namedFields, validationDetailsProblem } from '../../../rules/errors.ts';
 import { CheckFailure } from '../../../runner/outcome.ts';
 import { describeDelivery } from './delivery-helpers.ts';
 

@@ -12,8 +12,8 @@ import type { CheckContext } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
 import type { Exchange } from '../../../exchange.ts';
 import { at, isObject, show } from '../../../json.ts';
-import { payloadProblems } from '../../../judges/payload.ts';
-import { verifies } from '../../../judges/signature.ts';
+import { payloadProblems } from '../../../rules/payload.ts';
+import { verifies } from '../../../rules/signature.ts';
 import { CheckFailure, NoVerdict, SuiteTooLate } from '../../../runner/outcome.ts';
 import type { Received } from '../capture-receiver.ts';
 import {

@@ -8,7 +8,7 @@ import { expect, expectError, expectStatus } from '../assert.ts';
 import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import { at, show, text } from '../../../json.ts';
-import { replayDifferences } from '../../../judges/session.ts';
+import { replayDifferences } from '../../../rules/session.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (idempotency)';
 const HOUR = 3600;

@@ -6,7 +6,7 @@ import { expect, expectStatus, fail } from '../assert.ts';
 import type { Check } from '../../../runner/check-definition.ts';
 import { at, show } from '../../../json.ts';
 import { CheckSkipped } from '../../../runner/outcome.ts';
-import { redirectProblem } from '../../../judges/redirect.ts';
+import { redirectProblem } from '../../../rules/redirect.ts';
 import { lifecycleSection } from './delivery-helpers.ts';
 
 export const lifecycleChecks: Check[] = [

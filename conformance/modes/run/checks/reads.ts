@@ -8,7 +8,7 @@ import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import type { Exchange } from '../../../exchange.ts';
 import { at, show, text } from '../../../json.ts';
-import { expiryProblem } from '../../../judges/session.ts';
+import { expiryProblem } from '../../../rules/session.ts';
 import { CheckFailure } from '../../../runner/outcome.ts';
 import { poll } from '../../../poll.ts';
 

@@ -8,7 +8,7 @@ import type { CheckContext } from '../context/check-context.ts';
 import { contractProblems, webhookBodyProblems, type ContractProblem } from '../../../description.ts';
 import type { Exchange } from '../../../exchange.ts';
 import { at, isObject, type JsonObject } from '../../../json.ts';
-import { detailsPlacementProblem, docsUrlOf, docUrlProblem } from '../../../judges/errors.ts';
+import { detailsPlacementProblem, docsUrlOf, docUrlProblem } from '../../../rules/errors.ts';
 import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
 
 const section = 'Responses and errors';

@@ -7,8 +7,8 @@ import { expect, expectStatus, fail } from '../assert.ts';
 import type { Check } from '../../../runner/check-definition.ts';
 import type { Exchange } from '../../../exchange.ts';
 import { at } from '../../../json.ts';
-import { plainErrorProblem } from '../../../judges/errors.ts';
-import { tellingApart, tokenResponseProblem } from '../../../judges/token.ts';
+import { plainErrorProblem } from '../../../rules/errors.ts';
+import { tellingApart, tokenResponseProblem } from '../../../rules/token.ts';
 
 const section = 'Endpoints: POST /api/token';
 

@@ -10,7 +10,7 @@ import type { Check } from '../../../runner/check-definition.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import { at, show } from '../../../json.ts';
-import { docUrlProblem, validationDetailsProblem } from '../../../judges/errors.ts';
+import { docUrlProblem, validationDetailsProblem } from '../../../rules/errors.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (validation)';
 

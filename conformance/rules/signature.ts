@@ -5,7 +5,7 @@
  */
 import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
 
-/** A delivery as the signature judges read it: its raw body, its headers, when it arrived (ms). */
+/** A delivery as these predicates read it: its raw body, its headers, when it arrived (ms). */
 export interface SignedDelivery {
   raw: Buffer;
   headers: Record<string, string | string[] | undefined>;

@@ -1,6 +1,6 @@
 /**
- * One judge per rule: a hand-written check and the exploration judge a rule through the same
- * predicate (conformance/judges/), so one run gives one verdict. Shown on the case that once
+ * One predicate per rule: a hand-written check and the exploration judge a rule through the same
+ * predicate (conformance/rules/), so one run gives one verdict. Shown on the case that once
  * split them, the success redirect (LIFE-003 and EXPL-001, clause redirect.params): a
  * parameter of the target's own beside the two ids passes both; a value added to the
  * merchant's own parameter fails both.

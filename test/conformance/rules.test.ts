@@ -1,14 +1,14 @@
 /**
- * The judges of conformance/judges/, the one predicate of each rule the hand-written checks
+ * The predicates of conformance/rules/, one for each rule the hand-written checks
  * and the exploration both call, as tables of answers and verdicts: what the document's words
  * allow passes, and each way of breaking them is named.
  */
 import { describe, expect, it } from 'vitest';
-import { docUrlProblem, validationDetailsProblem } from '../../conformance/judges/errors.ts';
-import { payloadProblems } from '../../conformance/judges/payload.ts';
-import { redirectProblem } from '../../conformance/judges/redirect.ts';
-import { replayDifferences } from '../../conformance/judges/session.ts';
-import { tokenResponseProblem } from '../../conformance/judges/token.ts';
+import { docUrlProblem, validationDetailsProblem } from '../../conformance/rules/errors.ts';
+import { payloadProblems } from '../../conformance/rules/payload.ts';
+import { redirectProblem } from '../../conformance/rules/redirect.ts';
+import { replayDifferences } from '../../conformance/rules/session.ts';
+import { tokenResponseProblem } from '../../conformance/rules/token.ts';
 
 const TX = '7d3c2a5e-9b1f-4c8e-8a6d-2f4b1e0c9a77';
 
