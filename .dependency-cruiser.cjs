@@ -66,10 +66,34 @@ module.exports = {
     },
     {
       name: 'exploration-model-is-pure',
-      comment: 'The model of the document does no I/O: it imports only the adapter’s types, no built-in, no package.',
+      comment:
+        'The model of the document (and its inputs) does no I/O: it imports only the adapter’s types and its own parts, no built-in, no package.',
       severity: 'error',
-      from: { path: '^conformance/(dist/)?explore/model\\.(ts|js)$' },
-      to: { pathNot: '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$' },
+      from: { path: '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js)$' },
+      to: {
+        pathNot: [
+          '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$',
+          '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js|d\\.ts)$',
+        ],
+      },
+    },
+    {
+      name: 'rules-stand-alone',
+      comment: 'A rule’s predicate lives once: the checks and the exploration import rules/, never the reverse.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?rules/' },
+      to: {
+        path: '^conformance/',
+        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?(json|exchange)\\.(ts|js|d\\.ts)$'],
+      },
+    },
+    {
+      name: 'exploration-takes-nothing-from-the-checks',
+      comment:
+        'What the exploration shares with the hand-written checks lives in rules/ (or the context), not in a check file.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?explore/' },
+      to: { path: '^conformance/(dist/)?modes/run/checks/' },
     },
     {
       name: 'packages-import-no-tests-or-tools',

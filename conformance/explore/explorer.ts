@@ -12,7 +12,8 @@ import type { ExploreBudget, RunContext } from '../modes/run/context/run-context
 import { CheckFailure, CheckSkipped } from '../runner/outcome.ts';
 import { commandArbitraries } from './commands.ts';
 import { Divergence, Throttled } from './judge.ts';
-import { initialModel, SETTINGS_POOL } from './model.ts';
+import { SETTINGS_POOL } from './inputs.ts';
+import { initialModel } from './model.ts';
 import { World } from './world.ts';
 
 export interface ExploreOptions {

@@ -4,7 +4,9 @@
  * model allows. A broken rule is a Divergence, naming the clauses it breaks.
  */
 import type { Exchange } from '../exchange.ts';
-import { at, isObject, list, show } from '../json.ts';
+import { at, isObject, show } from '../json.ts';
+import { detailsPlacementProblem, docUrlProblem, plainErrorProblem } from '../rules/errors.ts';
+import { isUtcTimestamp } from '../rules/values.ts';
 import type { Received } from '../modes/run/capture-receiver.ts';
 import type { Answer, Expectation } from './model.ts';
 
@@ -28,13 +30,6 @@ export class Throttled extends Error {
   override name = 'Throttled';
 }
 
-/** ISO 8601 with a UTC designator (Z or +00:00): what the document's timestamps are. */
-const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]00:?00)$/;
-
-export function isUtcTimestamp(value: unknown): boolean {
-  return typeof value === 'string' && UTC_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
-}
-
 const isTokenEndpoint = (e: Exchange) => new URL(e.request.url).pathname.endsWith('/api/token');
 
 /** What every answer of the public API keeps, whatever was asked. */
@@ -54,12 +49,9 @@ export function invariants(e: Exchange): void {
     return;
   }
   if (isTokenEndpoint(e)) {
-    if (typeof at(e.json, 'error') !== 'string')
-      throw new Divergence(
-        `POST /api/token answered ${e.status} with error ${show(at(e.json, 'error'))}, not a plain string.`,
-        ['err.token', 'token.plain-error'],
-        e,
-      );
+    const problem = plainErrorProblem(e.json);
+    if (problem)
+      throw new Divergence(`POST /api/token answered ${e.status}: ${problem}`, ['err.token', 'token.plain-error'], e);
     return;
   }
   const error = at(e.json, 'error');
@@ -73,59 +65,10 @@ export function invariants(e: Exchange): void {
   }
   if (error.param !== null && typeof error.param !== 'string')
     throw new Divergence(`error.param is ${show(error.param)}: a string or null.`, ['err.param'], e);
-  const docUrl = error.doc_url;
-  if (typeof docUrl !== 'string' || !URL.canParse(docUrl) || !docUrl.endsWith(`/errors/#${code}`))
-    throw new Divergence(
-      `error.doc_url ${show(docUrl)} is not {docs_url}/errors/#${code}.`,
-      ['err.doc-url', 'conv.error-body'],
-      e,
-    );
-  if ('details' in error && code !== 'validation_failed')
-    throw new Divergence(`error.details on ${code}: it comes only on validation_failed.`, ['err.details'], e);
-}
-
-/** The fields a validation_failed answer names in details. */
-export function namedFields(e: Exchange): string[] {
-  return list(e.json, 'error', 'details').map((d) => String(at(d, 'field')));
-}
-
-/**
- * Does a validation_failed answer name exactly these fields, with param by the rule (the one
- * field when one fails, null when several do)? A missing or mistyped object may be named by
- * itself or by the fields it lacks.
- */
-export function detailsProblem(
-  e: Exchange,
-  fields: readonly string[],
-  may: readonly string[] = [],
-): string | undefined {
-  const details = list(e.json, 'error', 'details');
-  if (!Array.isArray(at(e.json, 'error', 'details')))
-    return 'validation_failed must carry details: one entry per failing field.';
-  for (const d of details) {
-    const constraints = at(d, 'constraints');
-    if (
-      typeof at(d, 'field') !== 'string' ||
-      !isObject(constraints) ||
-      Object.keys(constraints).length === 0 ||
-      !Object.values(constraints).every((c) => typeof c === 'string')
-    )
-      return `details entry ${show(d)} must have field (a string) and constraints (a name mapped to a message).`;
-  }
-  const named = namedFields(e);
-  const covers = (field: string, name: string) => name === field || name.startsWith(`${field}.`);
-  const missing = fields.filter((f) => !named.some((n) => covers(f, n)));
-  const extra = named.filter((n) => !fields.some((f) => covers(f, n)) && !may.some((f) => covers(f, n)));
-  if (missing.length > 0 || extra.length > 0)
-    return `details must name exactly ${fields.join(', ') || 'the failing fields'}${may.length > 0 ? ` (and may name ${may.join(', ')})` : ''}; they name ${named.join(', ') || 'nothing'}.`;
-  const param = at(e.json, 'error', 'param');
-  const distinct = [...new Set(named)];
-  const wanted = distinct.length === 1 ? distinct[0] : null;
-  if (param !== wanted)
-    return distinct.length === 1
-      ? `param must name the one failing field ${wanted}; it is ${show(param)}.`
-      : `param must be null when several fields fail; it is ${show(param)}.`;
-  return undefined;
+  const docUrl = docUrlProblem(error.doc_url, code);
+  if (docUrl) throw new Divergence(docUrl, ['err.doc-url', 'conv.error-body'], e);
+  const details = detailsPlacementProblem(error);
+  if (details) throw new Divergence(details, ['err.details'], e);
 }
 
 const describe = (a: Answer): string =>

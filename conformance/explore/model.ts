@@ -8,7 +8,8 @@
  * holds the target to it only with --strict-assumptions; otherwise anything documented
  * is accepted there and the model stops judging what depends on it.
  */
-import type { OrganisationSettings, Outcome, Rail } from '../adapter.ts';
+import type { OrganisationSettings, Rail } from '../adapter.ts';
+import { SETTINGS_POOL } from './inputs.ts';
 
 /** Authentication 4; Limits: access token lifetime. */
 export const TOKEN_LIFETIME_S = 300;
@@ -21,80 +22,7 @@ export const DAY_S = 86_400;
 export const EDGE_S = 30;
 
 export type Mode = 'test' | 'live';
-export type Method = 'card' | 'open_banking' | 'both';
 export type Status = 'created' | 'pending' | 'completed' | 'failed' | 'expired';
-
-/** A create body of the exploration's pool: what it asks for, and the fields the document says are wrong in it. */
-export interface BodySpec {
-  checkoutMethod: Method;
-  total: number;
-  currency?: 'NZD' | 'AUD';
-  reference: string;
-  particulars?: string;
-  code?: string;
-  foreignTransactionId?: string;
-  /** Sent with a webhookUrl of the suite's receiver. */
-  hook: boolean;
-  /** The fields that fail validation; empty for a valid body. */
-  invalid: string[];
-}
-
-/**
- * A small pool, so that sequences repeat bodies (replays) and mix them (conflicts): valid
- * bodies of every method, with and without the optional fields and a webhookUrl, one with
- * a currency, and invalid ones failing one field and several.
- */
-export const BODIES: readonly BodySpec[] = [
-  { checkoutMethod: 'card', total: 25.5, reference: 'EXPL-1', hook: false, invalid: [] },
-  {
-    checkoutMethod: 'both',
-    total: 10,
-    reference: 'EXPL-2',
-    foreignTransactionId: 'order-2',
-    hook: true,
-    invalid: [],
-  },
-  {
-    checkoutMethod: 'open_banking',
-    total: 99.99,
-    reference: 'EXPL 3',
-    particulars: 'Parts 3',
-    code: 'CODE-3',
-    foreignTransactionId: 'order-3',
-    hook: true,
-    invalid: [],
-  },
-  { checkoutMethod: 'card', total: 1, currency: 'NZD', reference: 'EXPL.4', hook: true, invalid: [] },
-  { checkoutMethod: 'card', total: 0, reference: 'EXPL-5', hook: false, invalid: ['amount.total'] },
-  {
-    checkoutMethod: 'both',
-    total: 10000.01,
-    reference: 'EXPL-6-TOO-LONG',
-    hook: false,
-    invalid: ['amount.total', 'creditorReference.reference'],
-  },
-  { checkoutMethod: 'card', total: 42, currency: 'AUD', reference: 'EXPL-7', hook: true, invalid: [] },
-  // Body 1 with particulars: the same money, another body (a conflict under one key).
-  { checkoutMethod: 'card', total: 25.5, reference: 'EXPL-1', particulars: 'Again', hook: false, invalid: [] },
-];
-
-/**
- * The merchant's redirectUrl of a body: its own query, with a parameter repeated for every
- * other body (the redirect keeps the merchant's query as it was, every value of it).
- */
-export function redirectUrlOf(bodyIndex: number): string {
-  const repeated = bodyIndex % 2 === 1 ? '&tag=a&tag=b' : '';
-  return `https://shop.example.com/done?order=${bodyIndex + 1}${repeated}`;
-}
-
-/** The organisation settings the second organisation of a sequence is drawn from. */
-export const SETTINGS_POOL: readonly OrganisationSettings[] = [
-  { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
-  { settlementCurrency: 'AUD', cardEnabled: true, openBankingApproved: true, settlementAccount: true },
-  { settlementCurrency: 'NZD', cardEnabled: false, openBankingApproved: true, settlementAccount: true },
-  { settlementCurrency: 'NZD', cardEnabled: true, openBankingApproved: false, settlementAccount: false },
-  { settlementCurrency: 'AUD', cardEnabled: false, openBankingApproved: false, settlementAccount: true },
-];
 
 export interface ModelKey {
   mode: Mode;
@@ -225,7 +153,7 @@ export interface Expectation {
   why: string;
 }
 
-const error = (status: number, code: string, fields?: string[]): Answer => ({
+export const error = (status: number, code: string, fields?: string[]): Answer => ({
   kind: 'error',
   status,
   code,
@@ -233,7 +161,7 @@ const error = (status: number, code: string, fields?: string[]): Answer => ({
 });
 
 /** What authentication alone decides: refusals that apply, and whether the request may get past them. */
-interface Auth {
+export interface Auth {
   refusals: Answer[];
   /** It may get past authentication (certainly, or at the edge of the token's lifetime). */
   passes: boolean;
@@ -306,7 +234,7 @@ export function authOf(m: Model, use: TokenUse): Auth {
 }
 
 /** Combines authentication with what the request is answered once past it. */
-function withAuth(auth: Auth, past: () => Expectation): Expectation {
+export function withAuth(auth: Auth, past: () => Expectation): Expectation {
   if (!auth.passes) return { answers: auth.refusals, clauses: auth.clauses, why: auth.why };
   const then = past();
   if (auth.surely) return then;
@@ -315,257 +243,6 @@ function withAuth(auth: Auth, past: () => Expectation): Expectation {
     clauses: [...auth.clauses, ...then.clauses],
     why: `${auth.why}; or, if still taken: ${then.why}`,
   };
-}
-
-/**
- * The configuration codes that apply to a create (Validation and configuration order and
- * errors): open_banking_currency_unsupported is checked before open_banking_not_enabled
- * and settlement_account_missing; no other order is stated, so any that applies is right.
- */
-export function configCodes(settings: OrganisationSettings, method: Method, currency?: string): string[] {
-  const codes: string[] = [];
-  const bank = method !== 'card';
-  if (currency !== undefined && currency !== settings.settlementCurrency) codes.push('currency_mismatch');
-  if (method !== 'open_banking' && !settings.cardEnabled) codes.push('card_not_enabled');
-  if (bank && settings.settlementCurrency === 'AUD') codes.push('open_banking_currency_unsupported');
-  else {
-    if (bank && !settings.openBankingApproved) codes.push('open_banking_not_enabled');
-    if (bank && !settings.settlementAccount) codes.push('settlement_account_missing');
-  }
-  return codes;
-}
-
-const CONFIG_CLAUSES: Record<string, string> = {
-  currency_mismatch: 'order.currency-mismatch',
-  card_not_enabled: 'order.card',
-  open_banking_not_enabled: 'order.open-banking',
-  settlement_account_missing: 'order.settlement',
-  open_banking_currency_unsupported: 'order.aud-first',
-};
-
-/** A create without an Idempotency-Key (or one the target has not seen in this scope). */
-function freshCreate(m: Model, org: number, bodyIndex: number): Expectation {
-  const body = BODIES[bodyIndex]!;
-  const settings = m.orgs[org]!.settings;
-  const codes = configCodes(settings, body.checkoutMethod, body.currency);
-  if (body.invalid.length > 0) {
-    // Validation before configuration is our reading of the table (CFG-009's assumption).
-    const answers = [error(400, 'validation_failed', body.invalid)];
-    if (!m.strict) answers.push(...codes.map((c) => error(400, c)));
-    return {
-      answers,
-      clauses: ['order.validation', 'code.validation-failed', 'err.details'],
-      why: `the body fails validation in ${body.invalid.join(', ')}`,
-    };
-  }
-  if (codes.length > 0) {
-    return {
-      answers: codes.map((c) => error(400, c)),
-      clauses: codes.map((c) => CONFIG_CLAUSES[c]!),
-      why: `the organisation's settings refuse it: ${codes.join(' or ')}`,
-    };
-  }
-  return {
-    answers: [{ kind: 'new' }],
-    clauses: ['create.ok', 'create.one'],
-    why: 'a valid create makes a new session',
-  };
-}
-
-export function findEntry(m: Model, org: number, mode: Mode, key: string): IdemEntry | undefined {
-  return m.idem.find((e) => e.org === org && e.mode === mode && e.key === key);
-}
-
-/** POST /api/checkout-sessions with a token use, a body of the pool and maybe an Idempotency-Key. */
-export function expectCreate(m: Model, use: TokenUse, bodyIndex: number, key: string | undefined): Expectation {
-  return withAuth(authOf(m, use), () => {
-    const { org, mode } = use as { org: number; mode: Mode };
-    const fresh = freshCreate(m, org, bodyIndex);
-    if (key === undefined) return fresh;
-    const entry = findEntry(m, org, mode, key);
-    if (!entry) {
-      // Keys are scoped to the organisation and mode (IDEM-008's assumption): elsewhere, the
-      // same key may also be refused, but never answered with another scope's payment.
-      const elsewhere = m.idem.some((e) => e.key === key);
-      if (!elsewhere || m.strict) return fresh;
-      return { ...fresh, answers: [...fresh.answers, error(400, 'idempotency_error')] };
-    }
-    const age = m.orgs[org]!.clockS - entry.atS;
-    if (entry.muddled || Math.abs(age - DAY_S) < EDGE_S) {
-      return { answers: [{ kind: 'any' }], clauses: ['idem.replay'], why: 'not judged' };
-    }
-    if (age >= DAY_S) {
-      // Forgotten after 24 hours is our reading of "remembered 24 hours" (IDEM-005's assumption).
-      return m.strict
-        ? { ...fresh, why: `the key was used ${age} s ago: forgotten; ${fresh.why}` }
-        : { answers: [{ kind: 'any' }], clauses: ['limit.idempotency'], why: 'not judged' };
-    }
-    const result = entry.result;
-    if (entry.body === bodyIndex) {
-      return 'payment' in result
-        ? {
-            answers: [{ kind: 'replay', payment: result.payment }],
-            clauses: ['idem.replay', 'create.idempotency-key'],
-            why: `the same key and body ${age} s after the first use replay session ${result.payment + 1}`,
-          }
-        : {
-            answers: [error(400, result.code, result.fields)],
-            clauses: ['idem.replay', 'idem.conflict'],
-            why: `the same key and body ${age} s after it was refused ${result.code} get the same refusal`,
-          };
-    }
-    if (!('payment' in result)) {
-      // Whether a refused create claims its key, the document does not say.
-      return { answers: [{ kind: 'any' }], clauses: ['idem.conflict'], why: 'not judged' };
-    }
-    // The document orders idempotency_error after validation and configuration in its table, but
-    // states no order between them: the new body's own refusals are right too.
-    const own = fresh.answers.filter((a) => a.kind === 'error');
-    return {
-      answers: [error(400, 'idempotency_error'), ...own],
-      clauses: ['idem.conflict', 'order.idempotency', 'code.idempotency'],
-      why: `the key was used ${age} s ago with another body (body ${entry.body + 1}, now body ${bodyIndex + 1})`,
-    };
-  });
-}
-
-/** Records what a create answered, as the answer the target chose. */
-export function applyCreate(
-  m: Model,
-  use: TokenUse,
-  bodyIndex: number,
-  key: string | undefined,
-  answer: Answer,
-  /** The payment a 200 answer named (a known one's index, or -1 for a new one); undefined for a refusal. */
-  named: number | undefined,
-): void {
-  if (use.kind !== 'latest' && use.kind !== 'oldest') return;
-  const token = m.tokens[tokenOf(m, use)!]!;
-  if (answer.kind === 'error' && answer.status === 401) return;
-  const org = token.org;
-  const mode = use.mode;
-  const clockS = m.orgs[org]!.clockS;
-  let made: number | undefined;
-  if (named === -1) {
-    const body = BODIES[bodyIndex]!;
-    m.payments.push({
-      kind: 'session',
-      org,
-      mode,
-      body: bodyIndex,
-      hook: body.hook,
-      createdS: clockS,
-      status: 'created',
-    });
-    made = m.payments.length - 1;
-  }
-  if (key === undefined) return;
-  const entry = findEntry(m, org, mode, key);
-  if (answer.kind === 'any') {
-    if (entry) entry.muddled = true;
-    else m.idem.push({ org, mode, key, body: bodyIndex, atS: clockS, result: { code: '', fields: [] }, muddled: true });
-    return;
-  }
-  const fresh = !entry || clockS - entry.atS >= DAY_S;
-  if (!fresh) return;
-  if (answer.kind === 'error' && answer.code === 'idempotency_error') return;
-  const result: IdemEntry['result'] =
-    made !== undefined
-      ? { payment: made }
-      : {
-          code: answer.kind === 'error' ? answer.code : '',
-          fields: answer.kind === 'error' ? (answer.fields ?? []) : [],
-        };
-  const next: IdemEntry = { org, mode, key, body: bodyIndex, atS: clockS, result, muddled: false };
-  if (entry) Object.assign(entry, next);
-  else m.idem.push(next);
-}
-
-/** The statuses a payment may read now: its own, or expired once its 24 hours without payment are over. */
-export function statusesOf(m: Model, payment: number): Status[] {
-  const p = m.payments[payment]!;
-  if (p.status === 'completed' || p.status === 'expired') return [p.status];
-  const age = m.orgs[p.org]!.clockS - p.createdS;
-  if (age >= DAY_S + EDGE_S && p.status !== 'pending') return ['expired'];
-  if (age > DAY_S - EDGE_S) return [p.status, 'expired'];
-  return [p.status];
-}
-
-export type ReadTarget =
-  | { kind: 'payment'; payment: number }
-  | { kind: 'unknown' }
-  | { kind: 'retired'; payment: number };
-
-/** GET /api/checkout-sessions/{id} (or /api/payment-links/{id}, or the retired /api/transaction/{cs_id}). */
-export function expectRead(m: Model, use: TokenUse, target: ReadTarget): Expectation {
-  return withAuth(authOf(m, use), () => {
-    const { org, mode } = use as { org: number; mode: Mode };
-    if (target.kind === 'unknown') {
-      return { answers: [error(404, 'not_found')], clauses: ['read.errors', 'code.not-found'], why: 'no such id' };
-    }
-    if (target.kind === 'retired') {
-      return {
-        answers: [error(404, 'not_found')],
-        clauses: ['legacy.retired', 'ver.retired', 'code.not-found'],
-        why: 'GET /api/transaction/{id} is not part of the API for checkout sessions',
-      };
-    }
-    const p = m.payments[target.payment]!;
-    if (p.org !== org) {
-      return {
-        answers: [error(404, 'not_found')],
-        clauses: ['auth.isolation', 'read.isolation', 'code.not-found'],
-        why: "the payment is another organisation's",
-      };
-    }
-    if (p.mode !== mode) {
-      // Whether a test payment can be read with the live key of its organisation, the document does not say.
-      return {
-        answers: [{ kind: 'read', payment: target.payment }, error(404, 'not_found')],
-        clauses: ['auth.mode'],
-        why: `a ${p.mode} payment read with a ${mode} key`,
-      };
-    }
-    return {
-      answers: [{ kind: 'read', payment: target.payment }],
-      clauses: ['read.ok', 'svc.read'],
-      why: `the organisation's own payment, status ${statusesOf(m, target.payment).join(' or ')}`,
-    };
-  });
-}
-
-/** Records the status a read showed, once it is one the model allows (an expiry seen stays seen). */
-export function applyRead(m: Model, payment: number, status: unknown): void {
-  const p = m.payments[payment]!;
-  if (status === 'expired' && statusesOf(m, payment).includes('expired')) p.status = 'expired';
-}
-
-/** Can a payer attempt this payment now? A test-mode payment still live, not about to expire. */
-export function payable(m: Model, payment: number): boolean {
-  const p = m.payments[payment]!;
-  const age = m.orgs[p.org]!.clockS - p.createdS;
-  if (p.mode !== 'test' || age > DAY_S - EDGE_S) return false;
-  return p.kind === 'link' ? p.status === 'created' : p.status === 'created' || p.status === 'failed';
-}
-
-/** The rails a payer may choose for a payment (its checkoutMethod). */
-export function railsOf(m: Model, payment: number): Rail[] {
-  const p = m.payments[payment]!;
-  const method = p.kind === 'link' ? 'card' : BODIES[p.body]!.checkoutMethod;
-  return method === 'both' ? ['card', 'open_banking'] : [method];
-}
-
-/** The status an attempt leaves a checkout session in (States and transitions). */
-export const AFTER_ATTEMPT: Record<Outcome, Status> = {
-  succeeded: 'completed',
-  declined: 'failed',
-  pending: 'pending',
-};
-
-export function applyAttempt(m: Model, payment: number, rail: Rail, outcome: Outcome): void {
-  const p = m.payments[payment]!;
-  p.status = AFTER_ATTEMPT[outcome];
-  if (outcome === 'succeeded') p.rail = rail;
 }
 
 /** POST /api/token with a key pair of the organisation: a live key's, or a removed key's when `removed`. */
@@ -602,26 +279,4 @@ export function removableKeys(m: Model, org: number, mode: Mode): number[] {
   const keys = m.orgs[org]!.keys;
   const live = keys.map((k, i) => ({ k, i })).filter(({ k }) => k.mode === mode && !k.removed);
   return mode === 'live' || live.length >= 2 ? live.map(({ i }) => i) : [];
-}
-
-/** A payment link (the modelled request: card, with or without webhookUrl) answered 200. */
-export function applyLink(m: Model, org: number, mode: Mode, hook: boolean): void {
-  m.payments.push({ kind: 'link', org, mode, body: -1, hook, createdS: m.orgs[org]!.clockS, status: 'created' });
-}
-
-/** Payments that must have sent no checkout_session.completed event (every one not completed). */
-export function unpaidHooked(m: Model): number[] {
-  return m.payments.flatMap((p, i) => (p.hook && p.status !== 'completed' ? [i] : []));
-}
-
-/**
- * POST /api/payment-links through the modelled request (the document shows no shape):
- * authentication is the document's; past it, a refusal of our modelling is no verdict.
- */
-export function expectLink(m: Model, use: TokenUse): Expectation {
-  return withAuth(authOf(m, use), () => ({
-    answers: [{ kind: 'new' }, { kind: 'any' }],
-    clauses: ['link.endpoints', 'res.link'],
-    why: 'a payment link through the modelled request',
-  }));
 }

@@ -13,9 +13,12 @@ import type { Exchange } from '../exchange.ts';
 import { curlOf } from '../http.ts';
 import type { JsonObject } from '../json.ts';
 import type { Received } from '../modes/run/capture-receiver.ts';
-import { BODIES, type BodySpec, redirectUrlOf } from './model.ts';
+import { BODIES, type BodySpec, redirectUrlOf } from './inputs.ts';
 
 export const ORG_NAMES = ['A', 'B'] as const;
+
+/** An organisation of a sequence by its name in the report (A or B). */
+export const orgName = (org: number): string => ORG_NAMES[org]!;
 
 export interface Step {
   label: string;

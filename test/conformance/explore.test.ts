@@ -13,18 +13,10 @@ import {
   parseClassPattern,
   type Variant,
 } from '../../conformance/explore/boundary.ts';
-import {
-  authOf,
-  configCodes,
-  DAY_S,
-  EDGE_S,
-  expectCreate,
-  initialModel,
-  type Model,
-  SETTINGS_POOL,
-  statusesOf,
-  TOKEN_LIFETIME_S,
-} from '../../conformance/explore/model.ts';
+import { SETTINGS_POOL } from '../../conformance/explore/inputs.ts';
+import { configCodes, expectCreate } from '../../conformance/explore/model-creates.ts';
+import { statusesOf } from '../../conformance/explore/model-payments.ts';
+import { authOf, DAY_S, EDGE_S, initialModel, type Model, TOKEN_LIFETIME_S } from '../../conformance/explore/model.ts';
 import type { JsonObject } from '../../conformance/json.ts';
 
 const variants = deriveVariants();
@@ -185,16 +177,22 @@ describe('the model of the document', () => {
 });
 
 describe('EXPL-001’s citations', () => {
-  it('cite every clause the model and its judges can say was broken, and only those', async () => {
-    const { readFileSync } = await import('node:fs');
+  it('cite every clause the model and the rules it calls can say was broken, and only those', async () => {
+    const { readdirSync, readFileSync } = await import('node:fs');
     const { CLAUSES } = await import('../../conformance/clauses.ts');
     const { MODEL_CLAUSES } = await import('../../conformance/modes/run/checks/exploration.ts');
     const ids = new Set(CLAUSES.map((c) => c.id));
     const cited = new Set<string>();
-    for (const file of ['commands.ts', 'judge.ts', 'model.ts']) {
-      const source = readFileSync(new URL(`../../conformance/explore/${file}`, import.meta.url), 'utf8');
+    // The exploration's files, and the rules they call that name clauses themselves.
+    const explore = new URL('../../conformance/explore/', import.meta.url);
+    const sources = readdirSync(explore).map((file) => readFileSync(new URL(file, explore), 'utf8'));
+    const rules = new Set(
+      sources.flatMap((s) => [...s.matchAll(/from '\.\.\/rules\/([a-z-]+\.ts)'/g)].map((m) => m[1]!)),
+    );
+    for (const rule of rules)
+      sources.push(readFileSync(new URL(`../../conformance/rules/${rule}`, import.meta.url), 'utf8'));
+    for (const source of sources)
       for (const [, id] of source.matchAll(/'([a-z0-9-]+\.[a-z0-9.-]+)'/g)) if (ids.has(id!)) cited.add(id!);
-    }
     // Clauses built from a status name (`state.${status}`) are cited through the statuses.
     for (const status of ['created', 'pending', 'completed', 'failed']) cited.add(`state.${status}`);
     expect([...cited].filter((id) => !MODEL_CLAUSES.includes(id)).sort()).toEqual([]);

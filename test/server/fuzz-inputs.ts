@@ -1,8 +1,8 @@
 /**
  * What the fuzz tests of the server send (test/server/fuzz.test.ts): fast-check generators of
  * request bodies (valid ones, and mutations of them from the description's boundaries and
- * wrong types), Authorization kinds with the 401 code each gets, and extra headers and
- * Idempotency-Keys. Pure: no server, no state.
+ * wrong types), Authorization kinds with the 401 code each gets, extra headers and
+ * Idempotency-Keys, and random requests (methods, paths, queries). Pure: no server, no state.
  */
 import fc from 'fast-check';
 
@@ -308,4 +308,60 @@ export const idempotencyKey = fc.option(
     { weight: 1, arbitrary: fc.constantFrom('', ' ', '  padded  ', '\t') },
   ),
   { nil: undefined, freq: 2 },
+);
+
+// Random requests: a method, a path made of a known prefix and segments, a query.
+// Methods Node's HTTP parser knows (others are refused by Node itself before the app).
+export const anyMethod = fc.constantFrom(
+  'GET',
+  'GET',
+  'POST',
+  'POST',
+  'PUT',
+  'PATCH',
+  'DELETE',
+  'OPTIONS',
+  'HEAD',
+  'PROPFIND',
+  'MKCOL',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'PURGE',
+  'SEARCH',
+  'REPORT',
+  'LINK',
+);
+export const pathSegment = fc
+  .oneof(
+    fc.string({ minLength: 1, maxLength: 20 }),
+    fc.string({ unit: 'binary', minLength: 1, maxLength: 12 }),
+    fc.constantFrom('api', 'checkout-sessions', 'token', 'cs_x', 'errors', 'organisations', 'clock', 'index.html', '%'),
+  )
+  .filter((s) => s !== '.' && s !== '..')
+  .map(encodeURIComponent);
+// Escapes as a client may get them wrong, sent as they are (the router must not throw on them).
+export const rawPathSegment = fc.constantFrom('%', '%zz', '%E0%A4%A', '%C3%28', 'a%2', '%%');
+export const pathPrefix = fc.constantFrom(
+  '',
+  '/api',
+  '/api/checkout-sessions',
+  '/api/token',
+  '/api/payment-links',
+  '/api/transaction',
+  '/sandbox',
+  '/sandbox/organisations',
+  '/sandbox/faults',
+  '/sandbox/webhook-deliveries',
+  '/healthz',
+  '/docs',
+  '/docs/errors',
+  '/pay',
+  '/API/CHECKOUT-SESSIONS',
+);
+export const pathQuery = fc.option(
+  fc
+    .array(fc.tuple(fc.string({ maxLength: 8 }), fc.string({ maxLength: 12 })), { minLength: 1, maxLength: 3 })
+    .map((pairs) => `?${new URLSearchParams(pairs).toString()}`),
+  { nil: '', freq: 4 },
 );

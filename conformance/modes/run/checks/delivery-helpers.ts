@@ -9,7 +9,6 @@
  * deliveries of a delivered event are allowed (Duplicates); after a failed or final
  * attempt, every further delivery counts as an attempt.
  */
-import { verifyWebhook, WebhookVerificationError } from '@payment-service/client/webhooks';
 import type { Rail } from '../../../adapter.ts';
 import { fail } from '../assert.ts';
 import { legacyTransactionBody } from '../context/api.ts';
@@ -17,13 +16,14 @@ import type { CheckContext } from '../context/check-context.ts';
 import type { Hook } from '../context/hooks.ts';
 import type { Org } from '../context/organisations.ts';
 import { at, show, text } from '../../../json.ts';
+import { digestProblem, headerFormatProblem, signatureT, unixSecondsProblem } from '../../../rules/signature.ts';
+import { UUID } from '../../../rules/values.ts';
 import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
 import { poll } from '../../../poll.ts';
 import type { Behaviour, Received } from '../capture-receiver.ts';
 
 export const section = 'Events';
 export const lifecycleSection = 'States and transitions';
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Clock steps tried, in turn, to bring on the next attempt (1 min, 5 min, 1 h, 1 day in total). */
 export const CLOCK_STEPS = [60, 240, 3300, 82800];
 /** Longer than the five seconds the service waits for an answer (Response and retry behaviour: Wait time). */
@@ -34,8 +34,6 @@ export const SLOW_ANSWER_MS = 3500;
 export const TOLERANCE_S = 300;
 /** How far t may be from the time of arrival before the sender's clock or queue is suspect (should). */
 export const FRESH_ALLOWANCE_S = 30;
-/** Further than this from the time of arrival, t cannot be unix seconds (a day either way). */
-const PLAUSIBLE_T_S = 86_400;
 
 /** Answers the n-th delivery with the n-th status (the last one from then on). */
 export const answer =
@@ -237,56 +235,16 @@ export async function firstDelivery(ctx: CheckContext, hook: Hook): Promise<Rece
   fail(`No webhook arrived ${within}.`);
 }
 
-export function verifies(d: Received, secret: string): boolean {
-  try {
-    verifyWebhook(d.raw, String(d.headers['service-signature']), secret, { toleranceSeconds: 600 });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/**
- * `t=<unix_seconds>` (Signature header: Format): at arrival, t must read as unix seconds
- * on the real clock or on the organisation's moved one. A t more than a day from both
- * (milliseconds, a wrong epoch) is not unix seconds, whatever receivers' tolerance is.
- */
+/** `t=<unix_seconds>` (Signature header: Format), on the real clock or the organisation's moved one. */
 export function expectUnixSeconds(d: Received, org: Org): void {
   const problem = unixSecondsProblem(d, org.clockMovedS);
   if (problem) failWith(problem, d);
 }
 
-/** What keeps the delivery's t from reading as unix seconds at arrival (the clock moved by `clockMovedS`), if anything. */
-export function unixSecondsProblem(d: Received, clockMovedS: number): string | undefined {
-  const t = signatureT(d);
-  if (t === undefined) return 'The Service-Signature header has no t=<unix_seconds> part.';
-  const arrival = d.receivedAt / 1000;
-  const off = Math.min(Math.abs(arrival - t), Math.abs(arrival + clockMovedS - t));
-  if (off <= PLAUSIBLE_T_S) return undefined;
-  return `t=${t} cannot be unix seconds when the delivery arrived (${Math.round(arrival)}): it is ${Math.round(off / 3600)} hours away${t > 1e11 ? ' (milliseconds?)' : ''}.`;
-}
-
-/**
- * The header as the document writes it, `t=<unix_seconds>,v1=<hex_digest>`, read as its
- * receivers must read it: split on commas, each part on its first `=`, `t` and `v1` taken
- * by name. Other parts may stand beside them, in any order, named as their versions are;
- * but a receiver that follows the steps finds no `t` in ` t=...`, so padding, or a `t`
- * that is not whole seconds, breaks every delivery.
- */
+/** The header as the document writes it, read as its receivers must read it. */
 function expectHeaderFormat(d: Received, header: string, what: string): void {
   const problem = headerFormatProblem(header);
   if (problem) failWith(`${what}: ${problem}`, d);
-}
-
-/** How the header fails to read as `t=<unix_seconds>,v1=<hex_digest>` by the receiver steps, if it does. */
-export function headerFormatProblem(header: string): string | undefined {
-  const parts = header.split(',').map((part) => [part.slice(0, part.indexOf('=')), part] as const);
-  const value = (name: string) =>
-    parts.filter(([n, part]) => n === name && part.includes('=')).map(([, part]) => part.slice(name.length + 1));
-  const [ts, v1s] = [value('t'), value('v1')];
-  if (ts.length === 1 && /^\d+$/.test(ts[0]!) && v1s.length > 0 && v1s.every((v1) => /^[0-9a-fA-F]+$/.test(v1)))
-    return undefined;
-  return `the Service-Signature header must be t=<unix_seconds>,v1=<hex_digest>, read by name after splitting on commas and each part on its first "=": a receiver that does so ${ts.length !== 1 ? 'finds no single t' : v1s.length === 0 ? 'finds no v1' : 'finds a t or v1 that is not whole seconds or hex'} in ${JSON.stringify(header)}.`;
 }
 
 export function expectSigned(d: Received, secret: string, what: string, org: Org) {
@@ -294,28 +252,13 @@ export function expectSigned(d: Received, secret: string, what: string, org: Org
   if (typeof header !== 'string') failWith(`${what}: the delivery has no Service-Signature header.`, d);
   expectHeaderFormat(d, header, what);
   expectUnixSeconds(d, org);
-  try {
-    verifyWebhook(d.raw, header, secret, { toleranceSeconds: 600 });
-  } catch (error) {
-    const reason = error instanceof WebhookVerificationError ? `${error.name}: ${error.message}` : String(error);
+  const reason = digestProblem(d, secret);
+  if (reason)
     failWith(`${what}: the signature does not verify with the organisation's secret over the raw body (${reason}).`, d);
-  }
 }
 
 /** How old the delivery's signature timestamp was when it arrived, in seconds (undefined without a t). */
 export function signatureAge(d: Received): number | undefined {
   const t = signatureT(d);
   return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
-}
-
-/** The header's t, read by name as the receiver steps say (parts split on commas, each on its first `=`). */
-function signatureT(d: Received): number | undefined {
-  for (const part of String(d.headers['service-signature'] ?? '').split(',')) {
-    const at = part.indexOf('=');
-    if (at > 0 && part.slice(0, at) === 't') {
-      const value = part.slice(at + 1);
-      return /^\d+$/.test(value) ? Number(value) : undefined;
-    }
-  }
-  return undefined;
 }

@@ -20,9 +20,10 @@ import {
   shrinkParameters,
   shrinkRuns,
 } from '../../../explore/explorer.ts';
-import { Divergence, detailsProblem, invariants, namedFields } from '../../../explore/judge.ts';
+import { Divergence, invariants } from '../../../explore/judge.ts';
 import { evidenceOf } from '../../../http.ts';
 import { at, show } from '../../../json.ts';
+import { namedFields, validationDetailsProblem } from '../../../rules/errors.ts';
 import { CheckFailure } from '../../../runner/outcome.ts';
 import { describeDelivery } from './delivery-helpers.ts';
 
@@ -127,6 +128,7 @@ export const MODEL_CLAUSES = [
   'payload.session',
   'payload.transaction',
   'payload.foreign-id',
+  'target.no-mode',
   'sig.header',
   'sig.format',
   'sig.digest',
@@ -245,7 +247,7 @@ function judgeBoundary(e: Exchange, variants: readonly Variant[], strict: boolea
       clauses.length > 0 ? clauses : ['create.ok'],
       e,
     );
-  if (must.length === 0 && namedFields(e).length === 0)
+  if (must.length === 0 && namedFields(e.json).length === 0)
     throw new Divergence(`${what}: refused with validation_failed naming no field.`, ['err.details'], e);
   if (must.length === 0 && may.length === 0)
     throw new Divergence(
@@ -253,7 +255,7 @@ function judgeBoundary(e: Exchange, variants: readonly Variant[], strict: boolea
       clauses,
       e,
     );
-  const problem = detailsProblem(e, must, may);
+  const problem = validationDetailsProblem(e.json, must, may);
   if (problem) throw new Divergence(`${what}: ${problem}`, ['err.details', 'err.param', 'code.validation-failed'], e);
 }
 

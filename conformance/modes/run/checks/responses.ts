@@ -7,7 +7,8 @@ import type { Check } from '../../../runner/check-definition.ts';
 import type { CheckContext } from '../context/check-context.ts';
 import { contractProblems, webhookBodyProblems, type ContractProblem } from '../../../description.ts';
 import type { Exchange } from '../../../exchange.ts';
-import { at, isObject, type JsonObject, show } from '../../../json.ts';
+import { at, isObject, type JsonObject } from '../../../json.ts';
+import { detailsPlacementProblem, docsUrlOf, docUrlProblem } from '../../../rules/errors.ts';
 import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
 
 const section = 'Responses and errors';
@@ -114,15 +115,10 @@ export const responseChecks: Check[] = [
     async run(ctx) {
       const bases = new Map<string, string>();
       for (const { exchange: e, error } of envelopes(ctx)) {
-        const { code, doc_url: url } = error;
-        const suffix = `/errors/#${String(code)}`;
-        if (typeof url !== 'string' || !URL.canParse(url) || !new URL(url).host || !url.endsWith(suffix)) {
-          throw new CheckFailure(
-            `error.doc_url for ${String(code)} is ${show(url)}; it must be {docs_url}${suffix} (seen by ${e.checkId}).`,
-            { exchange: e },
-          );
-        }
-        bases.set(url.slice(0, -suffix.length), e.checkId);
+        const code = String(error.code);
+        const problem = docUrlProblem(error.doc_url, code);
+        if (problem) throw new CheckFailure(`Seen by ${e.checkId}: ${problem}`, { exchange: e });
+        bases.set(docsUrlOf(String(error.doc_url), code), e.checkId);
       }
       if (bases.size > 1)
         throw new CheckFailure(
@@ -137,12 +133,10 @@ export const responseChecks: Check[] = [
     title: 'details appears only on validation_failed',
     phase: 'after',
     async run(ctx) {
-      const wrong = envelopes(ctx).find(({ error }) => error.code !== 'validation_failed' && 'details' in error);
-      if (wrong)
-        throw new CheckFailure(
-          `error.details appears on ${String(wrong.error.code)}; it is only on validation_failed (seen by ${wrong.exchange.checkId}).`,
-          { exchange: wrong.exchange },
-        );
+      for (const { exchange, error } of envelopes(ctx)) {
+        const problem = detailsPlacementProblem(error);
+        if (problem) throw new CheckFailure(`Seen by ${exchange.checkId}: ${problem}`, { exchange });
+      }
     },
   },
   {

@@ -59,6 +59,20 @@ export const legacyTransactionBody = (patch: Record<string, unknown> = {}): Json
   ...patch,
 });
 
+/**
+ * A token spoilt as the document's invalid_token says ("truncated, mangled or
+ * double-prefixed"): what follows `Bearer ` in the Authorization header. Mangled changes one
+ * character in the middle, keeping the token's length and alphabet.
+ */
+export function spoilt(token: string, how: 'mangled' | 'truncated' | 'double'): string {
+  if (how === 'truncated') return token.slice(0, Math.max(1, token.length - 6));
+  if (how === 'double') return `Bearer ${token}`;
+  const i = Math.floor(token.length / 2);
+  const c = token[i]!;
+  const replacement = c === 'A' ? 'B' : c === 'a' ? 'b' : /[0-9]/.test(c) ? String((Number(c) + 1) % 10) : 'A';
+  return token.slice(0, i) + replacement + token.slice(i + 1);
+}
+
 export interface CreateOptions {
   idempotencyKey?: string;
   mode?: Mode;
