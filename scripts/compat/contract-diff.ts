@@ -174,6 +174,18 @@ function typeVerdict(diff: {
 /** Extensions that document a value and change nothing on the wire. */
 const DOCUMENTATION_EXTENSIONS = new Set(['x-enumDescriptions', 'x-account-configuration', 'x-assumption']);
 
+/**
+ * The status of a code new to its set (`x-error-status`, beside the enum): it says when the
+ * new code is answered, and no more; the code's own addition is judged on the enum. A status
+ * changed for a code a party already meets stays the library's verdict.
+ */
+function newCodeStatus(before: Json, diff: { action: string; path: readonly (string | number)[] }): boolean {
+  const map = diff.path.lastIndexOf('x-error-status');
+  if (map < 0 || map !== diff.path.length - 2 || diff.action !== 'add') return false;
+  const known = enumIn(before, at(before, diff.path.slice(0, map)));
+  return Array.isArray(known) && !known.includes(diff.path.at(-1));
+}
+
 /** `GET /api/x` or `webhook name` for a diff path under `paths`. */
 function whereOf(path: readonly (string | number)[], party: Party): string {
   const route = String(path[1]);
@@ -190,10 +202,10 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
     if (diff.path[0] !== 'paths') continue;
     // An example is documentation, whatever it shows; so are the extensions that only say
     // something of a value (when a code is answered, which codes the portal fixes, what is
-    // our modelling): none changes what is sent or read.
-    const example = diff.path.some(
-      (key) => key === 'example' || key === 'examples' || DOCUMENTATION_EXTENSIONS.has(String(key)),
-    );
+    // our modelling), and the status of a code new to its set: none changes what is sent or read.
+    const example =
+      diff.path.some((key) => key === 'example' || key === 'examples' || DOCUMENTATION_EXTENSIONS.has(String(key))) ||
+      newCodeStatus(before, diff);
     let kind: Kind = example ? 'annotation' : diff.type === 'unclassified' ? 'breaking' : diff.type;
     let why: string | undefined =
       !example && diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;

@@ -148,11 +148,21 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
     want: { 'API clients': 'breaking' },
   },
   {
-    change: 'a value added to an open set (error code)',
+    change: 'a value added to an open set (error code), with its status and its words',
     edit: (c) => {
-      schemas(c).KnownErrorCode.enum.push('payment_method_paused');
+      const known = schemas(c).KnownErrorCode;
+      known.enum.push('payment_method_paused');
+      known['x-error-status'].payment_method_paused = 400;
+      known['x-enumDescriptions'].payment_method_paused = 'The payment method is paused.';
     },
     want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'the status of a code clients already meet changed',
+    edit: (c) => {
+      schemas(c).KnownErrorCode['x-error-status'].currency_mismatch = 409;
+    },
+    want: { 'API clients': 'breaking' },
   },
   {
     change: 'a webhook event added (an open set)',
