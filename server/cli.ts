@@ -6,7 +6,7 @@
  * Stops cleanly on SIGINT/SIGTERM.
  */
 import { buildProgram, type CliOptions, ENV } from './cli-program.ts';
-import { isPostgresUrl } from './store/open.ts';
+import { databaseServerOf } from './store/open.ts';
 
 // The start lines are for whoever reads them; a reader that went away (the output piped
 // into `head`) is no reason to stop serving.
@@ -52,9 +52,10 @@ if (server.demo) {
   console.log(`  test clientId:     ${apiKeys.test.clientId}`);
   console.log(`  test clientSecret: ${apiKeys.test.clientSecret}`);
   console.log(`  webhook secret:    ${webhookSigningSecret}`);
-  if (isPostgresUrl(opts.db)) {
+  const databaseServer = databaseServerOf(opts.db);
+  if (databaseServer) {
     // The URL may hold a password: it is never printed.
-    console.log(`  ${created ? 'created now and kept' : 'kept'} in the PostgreSQL database`);
+    console.log(`  ${created ? 'created now and kept' : 'kept'} in the ${databaseServer} database`);
   } else if (opts.db !== ':memory:') {
     console.log(
       `  ${created ? 'created now and kept' : 'kept'} in ${opts.db}; to start afresh, stop the server and delete ${opts.db}*`,

@@ -4,9 +4,10 @@
  * document states is present. Constraints are checked by behaviour: values on both sides
  * of each documented boundary are validated against the description's own schemas.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createValidator, loadDescription, resolveRef, type Json } from './support/description.ts';
+import { createValidator, loadDescription, repoRoot, resolveRef, type Json } from './support/description.ts';
 
 const doc = loadDescription('openapi');
 const schemaAt = createValidator(doc, 'openapi.json');
@@ -586,6 +587,22 @@ describe('webhooks (Events)', () => {
       }),
     ).toBe(false);
     expect(legacy.parameters ?? []).toEqual([]);
+  });
+
+  it('bundles every webhook of openapi/webhooks/, and keys each event by a name WebhookEventType knows', () => {
+    // A file not keyed under `webhooks:` in openapi.yaml is in no bundle, and nothing else says so.
+    const folder = path.join(repoRoot, 'openapi/webhooks');
+    const written = readdirSync(folder)
+      .filter((file) => file.endsWith('.yaml'))
+      .map((file) => /^\s+operationId:\s*(\S+)/m.exec(readFileSync(path.join(folder, file), 'utf8'))?.[1]);
+    const bundled = Object.values<any>(doc.webhooks).map((w) => w.post.operationId);
+    expect(written.filter((id) => !bundled.includes(id))).toEqual([]);
+    // The legacy body names no event; every other webhook is keyed by the event it is for.
+    const events = Object.entries<any>(doc.webhooks)
+      .filter(([, w]) => resolveRef(doc, w.post.requestBody.content['application/json'].schema).properties?.event)
+      .map(([name]) => name);
+    const known = schemas.WebhookEventType.anyOf.find((s: any) => s.enum).enum;
+    expect(events.sort()).toEqual([...known].sort());
   });
 
   it('keeps the event set open', () => {

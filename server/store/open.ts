@@ -1,13 +1,11 @@
 /**
- * The store a `--db` value names: a `postgres://` URL, or a SQLite file path (or
- * `:memory:`). Each store, with its driver, is loaded only when named: a server on SQLite
- * never loads pg, nor one on PostgreSQL better-sqlite3.
+ * The store a `--db` value names: a database server's URL (`postgres://`), or a SQLite file
+ * path (or `:memory:`). Each store, with its driver, is loaded only when named: a server on
+ * SQLite never loads pg, nor one on PostgreSQL better-sqlite3.
  */
 import type { Logger } from 'pino';
 import type { Background } from '../background/thread.ts';
 import type { Store } from './types.ts';
-
-export const isPostgresUrl = (db: string): boolean => /^postgres(ql)?:\/\//i.test(db);
 
 export interface StoreOptions {
   background: Background;
@@ -25,11 +23,32 @@ export interface StoreOptions {
  */
 const SCHEME = /^([a-z][a-z0-9+.-]+):/i;
 
+/** A store on a database server, named by the scheme of its `--db` URL. */
+interface ServerStore {
+  scheme: RegExp;
+  /** What the server says it keeps its data in: never the URL, which may hold a password. */
+  name: string;
+  open(url: string, options: StoreOptions): Promise<Store>;
+}
+
+/** Every store on a database server; any other `--db` is a SQLite file. */
+const SERVER_STORES: readonly ServerStore[] = [
+  {
+    scheme: /^postgres(ql)?:\/\//i,
+    name: 'PostgreSQL',
+    async open(url, options) {
+      const { PostgresStore } = await import('./postgres/store.ts');
+      return new PostgresStore(url, (err) => options.log.warn({ err }, 'a database connection broke'));
+    },
+  },
+];
+
+/** The name of the database server `db` is the URL of, or undefined for a SQLite file. */
+export const databaseServerOf = (db: string): string | undefined => SERVER_STORES.find((s) => s.scheme.test(db))?.name;
+
 export async function openStore(db: string, options: StoreOptions): Promise<Store> {
-  if (isPostgresUrl(db)) {
-    const { PostgresStore } = await import('./postgres/store.ts');
-    return new PostgresStore(db, (err) => options.log.warn({ err }, 'a database connection broke'));
-  }
+  const server = SERVER_STORES.find((s) => s.scheme.test(db));
+  if (server) return server.open(db, options);
   const scheme = SCHEME.exec(db)?.[1];
   // Only the scheme is repeated: the rest of a URL may hold a password.
   if (scheme)

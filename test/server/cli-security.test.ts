@@ -1,8 +1,9 @@
 /**
  * The `payment-server` command as a user runs it, for what keeps its secrets: the sandbox
  * refused to the network without a long token of the operator's, the database's files
- * private, `--db` values refused rather than guessed at, the random sandbox token kept with
- * the data, and a broken PostgreSQL connection logged without its client.
+ * private, `--db` values refused rather than guessed at, a database URL never printed, the
+ * random sandbox token kept with the data, and a broken PostgreSQL connection logged without
+ * its client.
  *
  * @tags long
  */
@@ -190,18 +191,24 @@ describe('payment-server’s files', () => {
 
 describe.skipIf(!postgresAvailable())('payment-server on PostgreSQL', () => {
   it(
-    'keeps its random sandbox token in the database across a restart, and logs a broken connection without the client',
+    'names the database, never its URL; keeps its random sandbox token in it across a restart, and logs a broken connection without the client',
     async () => {
       const db = await freshDatabase();
       try {
-        const first = await start(['--port', '0', '--db', db.url]);
+        // A password in the URL (the test server trusts the role without one) is never printed.
+        const url = new URL(db.url);
+        url.password = 'hunter2-of-the-url';
+        const first = await start(['--port', '0', '--db', url.toString()]);
         const token = printed(first.lines, /^sandbox token: (\S+)$/);
         expect(await stop(first, 'SIGTERM')).toEqual({ code: 0, signal: null });
         expect(token).toMatch(/^sbx_/);
+        expect(first.lines).toContain('  created now and kept in the PostgreSQL database');
+        expect(first.lines.filter((l) => l.includes('hunter2-of-the-url'))).toEqual([]);
 
         const again = await start(['--port', '0', '--db', db.url], { LOG_LEVEL: 'warn' });
         try {
           expect(printed(again.lines, /^sandbox token: (\S+)$/)).toBe(token);
+          expect(again.lines).toContain('  kept in the PostgreSQL database');
           expect((await sandboxCreateOrganisation(again.url, token)).status).toBe(200);
           // Its pooled connections are cut by the database, as at a restart of it.
           const admin = new pg.Client({ connectionString: ADMIN_URL });
