@@ -2,8 +2,8 @@
  * Target adapters: how the suite reaches a target's test controls (organisations, API
  * keys, its clock, payment attempts, its delivery records, faults), and the payments whose
  * shapes the document does not show (payment links, legacy transactions). The interface is
- * fixed (conformance/README.md, "Adapter reference", documents it): teams write one for their implementation, and
- * the suite calls nothing but the capabilities an adapter declares. Capabilities are only
+ * fixed (conformance/docs/adapter-reference.md documents it): teams write one for their
+ * implementation, and the suite calls nothing but the capabilities an adapter declares. Capabilities are only
  * ever added, each optional, so an adapter written for an earlier list keeps working.
  */
 

@@ -267,7 +267,7 @@ function capabilitiesPage(): string {
   return [
     GENERATED('the capabilities of conformance/adapter.ts and the check registry'),
     '# Capabilities',
-    'What each capability of a target adapter lets `run` check, and the checks that need it: a check whose capability the adapter does not offer is skipped, its reason naming it (the README\'s "Adapter reference" says how each is called). No check needs `paymentLinks` or `legacyTransactions`: the checks listed use them when offered, and the modelled requests otherwise.',
+    'What each capability of a target adapter lets `run` check, and the checks that need it: a check whose capability the adapter does not offer is skipped, its reason naming it ([adapter-reference.md](adapter-reference.md) says how each is called). No check needs `paymentLinks` or `legacyTransactions`: the checks listed use them when offered, and the modelled requests otherwise.',
     `${free} of ${checks.length} checks need no capability: organisations (made by the adapter, or \`--config\` profiles) are enough.`,
     ...entries,
   ].join('\n\n');

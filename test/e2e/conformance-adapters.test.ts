@@ -1,5 +1,5 @@
 /**
- * The suite through target adapters (conformance/README.md, "Adapter reference"), as a user runs it: a
+ * The suite through target adapters (conformance/docs/adapter-reference.md), as a user runs it: a
  * team's own adapter module (payments made by a browser on the hosted page) covers as
  * much as the built-in sandbox adapter; an adapter that only makes organisations gives
  * skips that name what is missing; a throwing adapter, or one whose call has no effect,
