@@ -144,3 +144,48 @@ export function unknownEventFirstReceiver(secret: string): Handler {
     return verify(raw, signature);
   };
 }
+
+/** A receiver wrong in one way: the receiver checks it fails, and the flags it is run with. */
+export interface BrokenReceiver {
+  name: string;
+  handler: (secret: string) => Handler;
+  caughtBy: string[];
+  args?: string[];
+}
+
+/**
+ * The broken receivers the receiver mode must fail, each with exactly the checks it fails
+ * (test/e2e/conformance-receiver.test.ts) and whose failures the checks' reference pages
+ * show (scripts/record-failures.ts). The first three take no legacy bodies, so they run
+ * with --legacy reject.
+ */
+export const BROKEN_RECEIVERS: readonly BrokenReceiver[] = [
+  {
+    name: 're-serialises the JSON before verifying',
+    handler: reserialisingReceiver,
+    caughtBy: ['RCV-003', 'RCV-004'],
+    args: ['--legacy', 'reject'],
+  },
+  {
+    name: 'does not check the age of t',
+    handler: noToleranceReceiver,
+    caughtBy: ['RCV-005'],
+    args: ['--legacy', 'reject'],
+  },
+  {
+    name: 'reads the header parts by position',
+    handler: positionalReceiver,
+    caughtBy: ['RCV-007', 'RCV-008'],
+    args: ['--legacy', 'reject'],
+  },
+  { name: 'answers 409 to a repeat', handler: conflictOnRepeatReceiver, caughtBy: ['RCV-009'] },
+  { name: 'refuses unknown event values', handler: strictEventReceiver, caughtBy: ['RCV-010'] },
+  {
+    name: 'verifies nothing',
+    handler: () => trustingReceiver,
+    caughtBy: ['RCV-002', 'RCV-004', 'RCV-005', 'RCV-006', 'RCV-011', 'RCV-012', 'RCV-015'],
+  },
+  { name: 'allows only 30 seconds of signature age', handler: shortToleranceReceiver, caughtBy: ['RCV-016'] },
+  { name: 'answers unknown events before verifying them', handler: unknownEventFirstReceiver, caughtBy: ['RCV-015'] },
+  { name: 'answers after six seconds', handler: slowReceiver, caughtBy: ['RCV-013'] },
+];
