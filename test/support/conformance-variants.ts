@@ -64,6 +64,17 @@ export async function runVariant(
 // ---- small helpers for writing mutations ----
 
 export const pathOf = (m: Message) => m.url.split('?')[0]!;
+/**
+ * Where a delivery was sent, host and path: the key for a hook-side mutation's state. Each
+ * run has a hook proxy on a port of its own, while the suite's hook paths repeat from run to
+ * run, so state kept by path alone would carry one run's deliveries into the next.
+ */
+export const hookAddress = (m: Message) => `${m.headers.host}${pathOf(m)}`;
+/** The same key for an address a target was given (a webhookUrl, a delivery record's url). */
+export const addressOf = (url: string) => {
+  const { host, pathname } = new URL(url);
+  return `${host}${pathname}`;
+};
 export const isCreate = (m: Message) => m.method === 'POST' && pathOf(m) === '/api/checkout-sessions';
 
 export function parse(text: string): any {
@@ -126,7 +137,7 @@ export function extraAttempts(
         if (!repeat(m, r)) return;
         if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
         const again = await forward(m);
-        extra.set(pathOf(m), [...(extra.get(pathOf(m)) ?? []), again.status]);
+        extra.set(hookAddress(m), [...(extra.get(hookAddress(m)) ?? []), again.status]);
       },
     },
     api: {
@@ -134,8 +145,8 @@ export function extraAttempts(
         pathOf(m) === '/sandbox/webhook-deliveries' && r.status === 200
           ? editJson(r, (b) => {
               const deliveries: any[] = b.deliveries ?? [];
-              const added = [...extra].flatMap(([path, statuses]) => {
-                const last = deliveries.filter((d) => new URL(d.url).pathname === path).at(-1);
+              const added = [...extra].flatMap(([address, statuses]) => {
+                const last = deliveries.filter((d) => addressOf(d.url) === address).at(-1);
                 return last
                   ? statuses.map((status, i) => ({
                       ...last,

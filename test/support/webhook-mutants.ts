@@ -5,6 +5,7 @@
  */
 import {
   extraAttempts,
+  hookAddress,
   hmac,
   isCreate,
   parse,
@@ -137,8 +138,8 @@ export const webhookMutants: Mutant[] = [
       const failures = new Map<string, number>();
       return extraAttempts((m, r) => {
         if (r.status !== 500) return false;
-        const n = (failures.get(m.url) ?? 0) + 1;
-        failures.set(m.url, n);
+        const n = (failures.get(hookAddress(m)) ?? 0) + 1;
+        failures.set(hookAddress(m), n);
         return n === 3;
       });
     })(),

@@ -2,7 +2,17 @@
  * The clause mutants of the service document's Events section, its response and retry
  * behaviour included (see ../clause-mutants.ts).
  */
-import { extraAttempts, hmac, isCreate, parse, pathOf, secretOf, signatureParts } from '../conformance-variants.ts';
+import {
+  addressOf,
+  extraAttempts,
+  hmac,
+  hookAddress,
+  isCreate,
+  parse,
+  pathOf,
+  secretOf,
+  signatureParts,
+} from '../conformance-variants.ts';
 import type { Knowledge, Message, Mutation, Reply } from '../mutating-proxy.ts';
 import { type ClauseMutant, json, reply, sendEvent, deliveries } from './kit.ts';
 
@@ -172,8 +182,8 @@ export const eventClauseMutants: ClauseMutant[] = [
       const seen = new Set<string>();
       return {
         request: (m) => {
-          const first = !seen.has(m.url);
-          seen.add(m.url);
+          const first = !seen.has(hookAddress(m));
+          seen.add(hookAddress(m));
           return first ? m : reply(200, {});
         },
       };
@@ -191,14 +201,14 @@ export const eventClauseMutants: ClauseMutant[] = [
       // The API side learns which webhook addresses belong to both sessions; their failed
       // deliveries are made again, as the card queue would, and recorded so.
       const both = new Set<string>();
-      const repeat = extraAttempts((m, r) => r.status === 500 && both.has(pathOf(m)));
+      const repeat = extraAttempts((m, r) => r.status === 500 && both.has(hookAddress(m)));
       return {
         hook: repeat.hook,
         api: {
           response: (m: Message, r: Reply, k: Knowledge, f: (m: Message) => Promise<Reply>) => {
             const body = isCreate(m) ? parse(m.body) : undefined;
             if (body?.checkoutMethod === 'both' && typeof body.webhookUrl === 'string')
-              both.add(new URL(body.webhookUrl).pathname);
+              both.add(addressOf(body.webhookUrl));
             return repeat.api.response!(m, r, k, f);
           },
         },
