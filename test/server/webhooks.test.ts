@@ -11,7 +11,7 @@ import Stripe from 'stripe';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MissingSignatureError, SignatureMismatchError, verifyWebhook } from '../../client/webhooks.ts';
 import { sendWebhook } from '../../server/webhooks/send.ts';
-import { startReceiver, type Receiver } from '../support/receiver.ts';
+import { startReceiver, type Behaviour, type Receiver } from '../support/receiver.ts';
 import { VirtualClock } from '../support/virtual-clock.ts';
 import { sessionRequest, startTestServer, type Org, type TestServer } from '../support/server.ts';
 import { paced, until } from '../support/pace.ts';
@@ -30,8 +30,9 @@ afterAll(async () => {
 });
 
 let pathCounter = 0;
+
 /** A receiver path of its own for one test, answering as told. */
-function hookPath(behaviour?: { status: number } | { hang: true }): string {
+function hookPath(behaviour?: Behaviour): string {
   const path = `/hooks/${++pathCounter}`;
   if (behaviour) receiver.behave(path, behaviour);
   return path;
@@ -169,7 +170,7 @@ describe('a signed delivery on completion', () => {
 });
 
 describe('attempts per rail', () => {
-  async function scenario(rail: 'card' | 'open_banking', behaviour: { status: number } | { hang: true }) {
+  async function scenario(rail: 'card' | 'open_banking', behaviour: Behaviour) {
     const org = await t.organisation();
     const path = hookPath(behaviour);
     const { session } = await paidSession(org, { path, rail });
@@ -186,13 +187,18 @@ describe('attempts per rail', () => {
     [408, 3],
     [429, 3],
     [503, 3],
+    [302, 3],
+    [307, 3],
     [400, 1],
     [404, 1],
     [410, 1],
   ])(
     'card rail, receiver answers %i: %i attempt(s) in total, the retries 1 and 5 minutes apart on the org clock',
     async (status, expected) => {
-      const s = await scenario('card', { status });
+      // A redirect is an answer that is not 2xx, so a failure (Events: retries); its
+      // Location is never followed, so nothing ever reaches the address it names.
+      const moved = `/moved/card-${status}`;
+      const s = await scenario('card', { status, location: `${receiver.url}${moved}` });
       await s.waitForAttempts(1);
       // Not before the first retry is due.
       await t.advanceClock(s.org.id, 59);
@@ -214,8 +220,28 @@ describe('attempts per rail', () => {
       const bodies = receiver.deliveries.filter((d) => d.path === s.path).map((d) => d.raw.toString());
       expect(bodies).toHaveLength(expected);
       expect(new Set(bodies).size).toBe(1); // identical bytes, so createdAt is identical on every attempt
+      expect(receiver.deliveries.filter((d) => d.path === moved)).toHaveLength(0);
     },
     paced(30_000),
+  );
+
+  it.concurrent.each([
+    [200, ''],
+    [201, 'created'],
+    [202, ''],
+    [204, ''],
+  ])(
+    'card rail, receiver answers %i with body %j: delivered at the first attempt, never retried',
+    async (status, body) => {
+      // Success is any 2xx, whatever its body (Events: retries).
+      const s = await scenario('card', { status, body });
+      await s.waitForAttempts(1);
+      await t.advanceClock(s.org.id, 3600);
+      await settle(400);
+      expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: status, final: true, error: null }]);
+      expect(receiver.deliveries.filter((d) => d.path === s.path)).toHaveLength(1);
+    },
+    paced(20_000),
   );
 
   it.concurrent(
@@ -262,15 +288,17 @@ describe('attempts per rail', () => {
     paced(40_000),
   );
 
-  it.concurrent.each([[500], [400], [408], [429]])(
+  it.concurrent.each([[500], [400], [408], [429], [302]])(
     'open-banking rail, receiver answers %i: one attempt, no retry',
     async (status) => {
-      const s = await scenario('open_banking', { status });
+      const moved = `/moved/open-banking-${status}`;
+      const s = await scenario('open_banking', { status, location: `${receiver.url}${moved}` });
       expect(await s.list()).toMatchObject([{ attempt: 1, responseStatus: status, final: true }]);
       await t.advanceClock(s.org.id, 3600);
       await settle(400);
       expect(await s.list()).toHaveLength(1);
       expect(receiver.deliveries.filter((d) => d.path === s.path)).toHaveLength(1);
+      expect(receiver.deliveries.filter((d) => d.path === moved)).toHaveLength(0);
     },
     paced(20_000),
   );

@@ -15,9 +15,12 @@ export interface Delivery {
   receivedAt: number;
 }
 
-/** How a path answers: a status, no answer at all, or the status a function gives for the delivery. */
+/**
+ * How a path answers: a status (with a body other than `{}`, empty included, and a
+ * `Location`, if told), no answer at all, or the status a function gives for the delivery.
+ */
 export type Behaviour =
-  | { status: number }
+  | { status: number; body?: string; location?: string }
   | { hang: true }
   | { handle: (delivery: Delivery) => number | Promise<number> };
 
@@ -54,14 +57,18 @@ export async function startReceiver(fallback?: Behaviour): Promise<Receiver> {
         hung.add(res);
         return;
       }
-      const answer = (status: number) => {
-        if (!res.destroyed) res.writeHead(status, { 'content-type': 'application/json' }).end('{}');
+      const answer = (status: number, body = '{}', location?: string) => {
+        if (res.destroyed) return;
+        res.writeHead(status, { 'content-type': 'application/json', ...(location ? { location } : {}) }).end(body);
       };
       if ('handle' in behaviour) {
-        void Promise.resolve(behaviour.handle(deliveries.at(-1)!)).then(answer, () => answer(500));
+        void Promise.resolve(behaviour.handle(deliveries.at(-1)!)).then(
+          (status) => answer(status),
+          () => answer(500),
+        );
         return;
       }
-      answer(behaviour.status);
+      answer(behaviour.status, behaviour.body, behaviour.location);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
