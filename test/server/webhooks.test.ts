@@ -30,7 +30,6 @@ afterAll(async () => {
 });
 
 let pathCounter = 0;
-
 /** A receiver path of its own for one test, answering as told. */
 function hookPath(behaviour?: Behaviour): string {
   const path = `/hooks/${++pathCounter}`;
