@@ -58,8 +58,22 @@ module.exports = {
       to: { path: '^server/' },
     },
     {
+      name: 'core-stands-alone',
+      comment: 'core/ is what every part of the suite shares: it imports nothing of the suite but itself.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?core/' },
+      to: { path: '^conformance/', pathNot: '^conformance/(dist/)?core/' },
+    },
+    {
+      name: 'runner-knows-no-mode',
+      comment: 'The runner judges and reports the checks of any mode: it imports no mode, and the reporters no runner.',
+      severity: 'error',
+      from: { path: '^conformance/(dist/)?(runner|reporters|rules|adapters)/' },
+      to: { path: '^conformance/(dist/)?(modes/|program|index|traceability|cli)' },
+    },
+    {
       name: 'modes-stay-apart',
-      comment: 'A mode (run, receiver, client) shares with the others only through runner/ and the modules beside it.',
+      comment: 'A mode (run, receiver, client) shares with the others only through the parts below modes/.',
       severity: 'error',
       from: { path: '^conformance/(?:dist/)?modes/([^/]+)/' },
       to: { path: '^conformance/(?:dist/)?modes/', pathNot: '^conformance/(?:dist/)?modes/$1/' },
@@ -69,11 +83,11 @@ module.exports = {
       comment:
         'The model of the document (and its inputs) does no I/O: it imports only the adapter’s types and its own parts, no built-in, no package.',
       severity: 'error',
-      from: { path: '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js)$' },
+      from: { path: '^conformance/(dist/)?modes/run/explore/(model|model-[a-z]+|inputs)\\.(ts|js)$' },
       to: {
         pathNot: [
-          '^conformance/(dist/)?adapter\\.(ts|js|d\\.ts)$',
-          '^conformance/(dist/)?explore/(model|model-[a-z]+|inputs)\\.(ts|js|d\\.ts)$',
+          '^conformance/(dist/)?core/adapter\\.(ts|js|d\\.ts)$',
+          '^conformance/(dist/)?modes/run/explore/(model|model-[a-z]+|inputs)\\.(ts|js|d\\.ts)$',
         ],
       },
     },
@@ -84,7 +98,7 @@ module.exports = {
       from: { path: '^conformance/(dist/)?rules/' },
       to: {
         path: '^conformance/',
-        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?(json|exchange)\\.(ts|js|d\\.ts)$'],
+        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?core/(json|exchange)\\.(ts|js|d\\.ts)$'],
       },
     },
     {
@@ -92,7 +106,7 @@ module.exports = {
       comment:
         'What the exploration shares with the hand-written checks lives in rules/ (or the context), not in a check file.',
       severity: 'error',
-      from: { path: '^conformance/(dist/)?explore/' },
+      from: { path: '^conformance/(dist/)?modes/run/explore/' },
       to: { path: '^conformance/(dist/)?modes/run/checks/' },
     },
     {

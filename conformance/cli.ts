@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The `payment-conformance` bin. */
-import { TOOL_VERSION } from './version.ts';
+import { TOOL_VERSION } from './core/version.ts';
 
 const args = process.argv.slice(2);
 if (args.length === 1 && args[0] === '--version') {

@@ -4,7 +4,7 @@
  * `executeReceiver` and `executeClient` the other two modes, and the types a target
  * adapter and a client's driver are written against.
  */
-import type { TargetAdapter } from './adapter.ts';
+import type { TargetAdapter } from './core/adapter.ts';
 import { execute, type REPORTERS, type RunOutcome } from './modes/run/command.ts';
 import { outOf } from './runner/flags.ts';
 
@@ -24,11 +24,16 @@ export type {
   PaymentLinkState,
   Rail,
   TargetAdapter,
-} from './adapter.ts';
-export { AdapterError, CAPABILITIES, CAPABILITY_METHODS, MODELLED_STAND_INS } from './adapter.ts';
+} from './core/adapter.ts';
+export { AdapterError, CAPABILITIES, CAPABILITY_METHODS, MODELLED_STAND_INS } from './core/adapter.ts';
 export { sandboxAdapter } from './adapters/sandbox.ts';
-export { createSandboxClient, type SandboxClient, type SandboxClientOptions, sandboxData } from './sandbox-client.ts';
-export type { Coverage, Evidence, Level, Report, Result, Status } from './runner/outcome.ts';
+export {
+  createSandboxClient,
+  type SandboxClient,
+  type SandboxClientOptions,
+  sandboxData,
+} from './adapters/sandbox-client.ts';
+export type { Coverage, Evidence, Level, Report, Result, Status } from './core/outcome.ts';
 export type {
   ConstraintItem,
   DescriptionCoverage,
@@ -36,8 +41,8 @@ export type {
   ResponseItem,
   Undocumented,
   WebhookEventItem,
-} from './description-coverage.ts';
-export { SetupError } from './runner/outcome.ts';
+} from './core/description-coverage.ts';
+export { SetupError } from './core/outcome.ts';
 export type { RunOutcome } from './modes/run/command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './modes/receiver/command.ts';
 export { type ClientOptions, type ClientOutcome, executeClient } from './modes/client/command.ts';

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { ADAPTER_TEMPLATE } from './adapters/template.ts';
 import { createRegistry } from './modes/run/checks/index.ts';
-import { CLAUSE_REGISTER_VERSION } from './clauses.ts';
-import { SetupError } from './runner/outcome.ts';
+import { CLAUSE_REGISTER_VERSION } from './core/clauses.ts';
+import { SetupError } from './core/outcome.ts';
 import { createClientRegistry } from './modes/client/checks/index.ts';
 import { clientCommand } from './modes/client/command.ts';
 import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
@@ -19,7 +19,7 @@ import { receiverCommand } from './modes/receiver/command.ts';
 import { DEFAULT_EXPLORE_S, DEFAULT_MANUAL_TIMEOUT_MS, runCommand } from './modes/run/command.ts';
 import { replayCommand } from './modes/run/replay.ts';
 import { DEFAULT_OUT, DEFAULT_SETTLE_TIMEOUT_S } from './runner/flags.ts';
-import { TOOL_VERSION } from './version.ts';
+import { TOOL_VERSION } from './core/version.ts';
 
 const out = { write: (text: string) => void process.stdout.write(text) };
 

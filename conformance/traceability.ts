@@ -4,7 +4,7 @@
  * outside; `gaps` lists those that do neither, and the test suite holds it empty.
  */
 import { createRegistry } from './modes/run/checks/index.ts';
-import { CLAUSES } from './clauses.ts';
+import { CLAUSES } from './core/clauses.ts';
 import { createClientRegistry } from './modes/client/checks/index.ts';
 import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
 

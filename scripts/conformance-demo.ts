@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { type DescriptionCoverage, shortfallText } from '../conformance/description-coverage.ts';
+import { type DescriptionCoverage, shortfallText } from '../conformance/core/description-coverage.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 // The machine's load when the run starts: the figures are only as good as the machine was quiet.

@@ -7,8 +7,8 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CAPABILITIES, CAPABILITY_METHODS, type Capability, type TargetAdapter } from '../adapter.ts';
-import { SetupError } from '../runner/outcome.ts';
+import { CAPABILITIES, CAPABILITY_METHODS, type Capability, type TargetAdapter } from '../core/adapter.ts';
+import { SetupError } from '../core/outcome.ts';
 import { sandboxAdapter } from './sandbox.ts';
 
 /** A module given on the command line: a file, or a package name resolved from `cwd` as the user's own code would. */

@@ -7,9 +7,9 @@
  * shapes leaves their checks skipped, naming the capability an adapter module would
  * offer, rather than blaming this adapter.
  */
-import type { Capability, TargetAdapter } from '../adapter.ts';
-import { CAPABILITIES, MODELLED_STAND_INS } from '../adapter.ts';
-import { createSandboxClient, sandboxData, type SandboxClientOptions } from '../sandbox-client.ts';
+import type { Capability, TargetAdapter } from '../core/adapter.ts';
+import { CAPABILITIES, MODELLED_STAND_INS } from '../core/adapter.ts';
+import { createSandboxClient, sandboxData, type SandboxClientOptions } from './sandbox-client.ts';
 
 export type SandboxOptions = SandboxClientOptions;
 

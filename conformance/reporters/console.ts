@@ -4,10 +4,10 @@
  * line, every error, and the verdict. Colour only on a TTY and without NO_COLOR
  * (picocolors decides).
  */
-import { explainClauses } from '../clauses.ts';
+import { explainClauses } from '../core/clauses.ts';
 import pc from 'picocolors';
-import type { Capability } from '../adapter.ts';
-import { failsRun, type Report, type Result } from '../runner/outcome.ts';
+import type { Capability } from '../core/adapter.ts';
+import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageText } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
 

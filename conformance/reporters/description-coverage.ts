@@ -11,7 +11,7 @@ import {
   constraintName,
   type DescriptionCoverage,
   notExercised,
-} from '../description-coverage.ts';
+} from '../core/description-coverage.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 

@@ -9,9 +9,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
-import type { Redactor } from '../redact.ts';
-import type { TrafficEntry, TrafficKind } from '../traffic.ts';
-import { TOOL_VERSION } from '../version.ts';
+import type { Redactor } from '../core/redact.ts';
+import type { TrafficEntry, TrafficKind } from '../core/traffic.ts';
+import { TOOL_VERSION } from '../core/version.ts';
 
 interface NameValue {
   name: string;

@@ -5,10 +5,10 @@
  * it. Every check and section has an anchor; a filter shows one status or what matches a
  * text. No external resource of any kind; every value is escaped.
  */
-import { clause, wordsOf } from '../clauses.ts';
+import { clause, wordsOf } from '../core/clauses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failsRun, type Report, type Result } from '../runner/outcome.ts';
+import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageHtml } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
 

@@ -4,7 +4,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Report } from '../runner/outcome.ts';
+import type { Report } from '../core/outcome.ts';
 
 export function jsonReport(report: Report): string {
   return `${JSON.stringify(

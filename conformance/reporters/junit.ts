@@ -8,8 +8,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { failsRun, type Report, type Result } from '../runner/outcome.ts';
-import type { DescriptionCoverage } from '../description-coverage.ts';
+import { failsRun, type Report, type Result } from '../core/outcome.ts';
+import type { DescriptionCoverage } from '../core/description-coverage.ts';
 import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
 import { coverageText, skipGroups } from './summary.ts';
 

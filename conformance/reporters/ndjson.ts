@@ -5,8 +5,8 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Redactor } from '../redact.ts';
-import type { TrafficEntry } from '../traffic.ts';
+import type { Redactor } from '../core/redact.ts';
+import type { TrafficEntry } from '../core/traffic.ts';
 import { harEntry } from './har.ts';
 
 export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Redactor, dir: string): string {

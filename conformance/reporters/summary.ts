@@ -1,6 +1,6 @@
 /** The words every report uses for the verdict and the coverage, so that they say the same thing. */
-import { CAPABILITIES } from '../adapter.ts';
-import { type Coverage, type ErrorCause, failsRun, type Report, type Result } from '../runner/outcome.ts';
+import { CAPABILITIES } from '../core/adapter.ts';
+import { type Coverage, type ErrorCause, failsRun, type Report, type Result } from '../core/outcome.ts';
 
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 

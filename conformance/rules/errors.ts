@@ -2,7 +2,7 @@
  * The error envelope (Errors: Envelope): `doc_url`, `details` and `param`; and the token
  * endpoint's exception, a plain string.
  */
-import { at, isObject, list, show } from '../json.ts';
+import { at, isObject, list, show } from '../core/json.ts';
 
 /**
  * `error.doc_url` is `{docs_url}/errors/#<code>`, where `{docs_url}` is "the address of the

@@ -2,7 +2,7 @@
  * The webhook payload of sessions and payment links (Events: Payload; Delivery target): a
  * small JSON body naming the transaction that changed, and nothing saying test or live.
  */
-import { at, isObject, show } from '../json.ts';
+import { at, isObject, show } from '../core/json.ts';
 import { isUtcTimestamp, UUID } from './values.ts';
 
 /** Field names that would say whether a payment was test or live. */

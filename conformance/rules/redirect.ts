@@ -9,7 +9,7 @@
  * changed (dropped, a value lost, reordered or added to), and either id missing, malformed
  * or given twice (the merchant could not tell which is meant).
  */
-import { show } from '../json.ts';
+import { show } from '../core/json.ts';
 import { UUID } from './values.ts';
 
 const APPENDED = ['transactionId', 'checkoutSessionId'] as const;

@@ -3,7 +3,7 @@
  * Limits: checkout session lifetime).
  */
 import { isDeepStrictEqual } from 'node:util';
-import { at, show } from '../json.ts';
+import { at, show } from '../core/json.ts';
 
 /** The fields of the create response (Resources: Checkout session (create response)). */
 export const CREATE_FIELDS = [

@@ -4,8 +4,8 @@
  * wrong secret share.
  */
 import { isDeepStrictEqual } from 'node:util';
-import type { Exchange } from '../exchange.ts';
-import { at, isObject, show } from '../json.ts';
+import type { Exchange } from '../core/exchange.ts';
+import { at, isObject, show } from '../core/json.ts';
 
 /** `accessToken` (the bearer token), `tokenType` `Bearer`, `expiresIn` (duration text). */
 export function tokenResponseProblem(json: unknown): string | undefined {

@@ -1,17 +1,16 @@
 /** A check: clauses of the service document, enforced under a stable id. */
-import type { Capability } from '../adapter.ts';
-import type { CheckContext } from '../modes/run/context/check-context.ts';
-import type { Level } from './outcome.ts';
+import type { Capability } from '../core/adapter.ts';
+import type { Level } from '../core/outcome.ts';
 
 /**
- * `Ctx` is what the check runs against: a target (`run`, the default), a merchant's
+ * `Ctx` is what the check runs against, given by its mode: a target (`run`), a merchant's
  * receiver (`receiver`) or a client's driver (`client`), so every mode shares ids,
  * clauses, levels, the judge (runner/judge.ts) and the reports.
  */
-export interface Check<Ctx = CheckContext> {
+export interface Check<Ctx> {
   /** Stable id, e.g. IDEM-002; the registry refuses duplicates. */
   id: string;
-  /** The clause ids (conformance/clauses.ts, anchors in SERVICE.md) it enforces; at least one. */
+  /** The clause ids (conformance/core/clauses.ts, anchors in SERVICE.md) it enforces; at least one. */
   clauses: readonly string[];
   /**
    * A rule of ours the check also relies on, where the document leaves a choice open
@@ -45,7 +44,7 @@ export interface Check<Ctx = CheckContext> {
 }
 
 /** A check as the registry holds it: its level and rule worked out from its clauses. */
-export interface RegisteredCheck<Ctx = CheckContext> extends Omit<Check<Ctx>, 'level'> {
+export interface RegisteredCheck<Ctx> extends Omit<Check<Ctx>, 'level'> {
   level: Level;
   /** The cited clause ids rendered for people: "idem.conflict, order.idempotency". */
   rule: string;

@@ -5,7 +5,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { RegisteredCheck } from './check-definition.ts';
-import { SetupError } from './outcome.ts';
+import { SetupError } from '../core/outcome.ts';
 import type { Registry } from './registry.ts';
 import { parseReporters, type Reporter } from './reporting.ts';
 

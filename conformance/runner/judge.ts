@@ -7,13 +7,13 @@
  * failed). What differs between the modes (the context a check gets, the capabilities on
  * offer, its time limit, run's delivery preflight) comes in as a `Judging`.
  */
-import { AdapterError, CAPABILITIES, type Capability } from '../adapter.ts';
-import type { Exchange } from '../exchange.ts';
-import { evidenceOf } from '../http.ts';
-import { pool } from '../pool.ts';
-import type { Redactor } from '../redact.ts';
+import { AdapterError, CAPABILITIES, type Capability } from '../core/adapter.ts';
+import type { Exchange } from '../core/exchange.ts';
+import { evidenceOf } from '../core/http.ts';
+import { pool } from '../core/pool.ts';
+import type { Redactor } from '../core/redact.ts';
 import type { RegisteredCheck } from './check-definition.ts';
-import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker, SetupError } from './outcome.ts';
+import { CheckFailure, CheckSkipped, NoVerdict, type Result, resultMaker, SetupError } from '../core/outcome.ts';
 
 /** How a mode has its checks judged. */
 export interface Judging<Ctx> {

@@ -4,23 +4,22 @@
  * by glob (`--only 'IDEM-*,AUTH-003'`).
  */
 import type { Check, RegisteredCheck } from './check-definition.ts';
-import type { CheckContext } from '../modes/run/context/check-context.ts';
-import { clause, renderRule } from '../clauses.ts';
-import type { Level } from './outcome.ts';
-import { SetupError } from './outcome.ts';
+import { clause, renderRule } from '../core/clauses.ts';
+import type { Level } from '../core/outcome.ts';
+import { SetupError } from '../core/outcome.ts';
 
 /**
  * A check's level is the strength of what it cites: `must` when any cited clause is a
  * must, `should` when all are; a rule of our own makes it `assumption`.
  */
-export function levelOf(check: Pick<Check, 'assumption' | 'level' | 'clauses'>): Level {
+export function levelOf(check: Pick<Check<unknown>, 'assumption' | 'level' | 'clauses'>): Level {
   if (check.assumption) return 'assumption';
   if (check.level === 'should') return 'should';
   return check.clauses.some((id) => clause(id).strength === 'must') ? 'must' : 'should';
 }
 
-/** `Ctx`: what the checks run against (a target by default; a receiver or a client's run in the other modes). */
-export class Registry<Ctx = CheckContext> {
+/** `Ctx`: what the checks run against, given by the mode (a target, a receiver, a client's run). */
+export class Registry<Ctx> {
   private readonly checks = new Map<string, RegisteredCheck<Ctx>>();
 
   register(...checks: Check<Ctx>[]): this {

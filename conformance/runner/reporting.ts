@@ -3,19 +3,19 @@
  * it may be given, the report it makes of them, the files it writes, and the exit status.
  */
 import path from 'node:path';
-import type { Capability } from '../adapter.ts';
-import { CLAUSE_REGISTER_VERSION } from '../clauses.ts';
-import type { DescriptionCoverage } from '../description-coverage.ts';
-import type { Invocation } from '../invocation.ts';
-import { type Coverage, failsRun, type Report, type Result, SetupError } from './outcome.ts';
+import type { Capability } from '../core/adapter.ts';
+import { CLAUSE_REGISTER_VERSION } from '../core/clauses.ts';
+import type { DescriptionCoverage } from '../core/description-coverage.ts';
+import type { Invocation } from '../core/invocation.ts';
+import { type Coverage, failsRun, type Report, type Result, SetupError } from '../core/outcome.ts';
 import { ConsoleReporter, type Output } from '../reporters/console.ts';
 import { writeHarReport } from '../reporters/har.ts';
 import { writeHtmlReport } from '../reporters/html.ts';
 import { writeJsonReport } from '../reporters/json.ts';
 import { writeJunitReport } from '../reporters/junit.ts';
 import { writeNdjsonReport } from '../reporters/ndjson.ts';
-import type { Traffic } from '../traffic.ts';
-import { TOOL_VERSION } from '../version.ts';
+import type { Traffic } from '../core/traffic.ts';
+import { TOOL_VERSION } from '../core/version.ts';
 
 export const REPORTERS = ['console', 'json', 'junit', 'html', 'har', 'ndjson'] as const;
 export type Reporter = (typeof REPORTERS)[number];

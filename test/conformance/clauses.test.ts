@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createRegistry } from '../../conformance/modes/run/checks/index.ts';
-import { CLAUSES, clause } from '../../conformance/clauses.ts';
+import { CLAUSES, clause } from '../../conformance/core/clauses.ts';
 import { receiverChecks } from '../../conformance/modes/receiver/checks/index.ts';
 import { Registry } from '../../conformance/runner/registry.ts';
 import { traceability } from '../../conformance/traceability.ts';

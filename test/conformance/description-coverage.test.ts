@@ -5,14 +5,14 @@
  * counted at all (the sandbox API, the hosted page), and the figure --min-coverage reads.
  */
 import { describe, expect, it } from 'vitest';
-import { description } from '../../conformance/description.ts';
+import { description } from '../../conformance/core/description.ts';
 import {
   constraintName,
   type DescriptionCoverage,
   descriptionCoverage,
   percentOf,
-} from '../../conformance/description-coverage.ts';
-import type { Exchange } from '../../conformance/exchange.ts';
+} from '../../conformance/core/description-coverage.ts';
+import type { Exchange } from '../../conformance/core/exchange.ts';
 import { sessionBody } from '../../conformance/modes/run/context/api.ts';
 
 const BASE = 'http://target.test/base';

@@ -5,19 +5,26 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { description } from '../../conformance/description.ts';
+import { description } from '../../conformance/core/description.ts';
 import {
   bodyWith,
   deriveVariants,
   expectedOf,
   parseClassPattern,
   type Variant,
-} from '../../conformance/explore/boundary.ts';
-import { SETTINGS_POOL } from '../../conformance/explore/inputs.ts';
-import { configCodes, expectCreate } from '../../conformance/explore/model-creates.ts';
-import { statusesOf } from '../../conformance/explore/model-payments.ts';
-import { authOf, DAY_S, EDGE_S, initialModel, type Model, TOKEN_LIFETIME_S } from '../../conformance/explore/model.ts';
-import type { JsonObject } from '../../conformance/json.ts';
+} from '../../conformance/modes/run/explore/boundary.ts';
+import { SETTINGS_POOL } from '../../conformance/modes/run/explore/inputs.ts';
+import { configCodes, expectCreate } from '../../conformance/modes/run/explore/model-creates.ts';
+import { statusesOf } from '../../conformance/modes/run/explore/model-payments.ts';
+import {
+  authOf,
+  DAY_S,
+  EDGE_S,
+  initialModel,
+  type Model,
+  TOKEN_LIFETIME_S,
+} from '../../conformance/modes/run/explore/model.ts';
+import type { JsonObject } from '../../conformance/core/json.ts';
 
 const variants = deriveVariants();
 const verdictOf = (field: string, value: unknown) =>
@@ -179,15 +186,15 @@ describe('the model of the document', () => {
 describe('EXPL-001’s citations', () => {
   it('cite every clause the model and the rules it calls can say was broken, and only those', async () => {
     const { readdirSync, readFileSync } = await import('node:fs');
-    const { CLAUSES } = await import('../../conformance/clauses.ts');
-    const { MODEL_CLAUSES } = await import('../../conformance/modes/run/checks/exploration.ts');
+    const { CLAUSES } = await import('../../conformance/core/clauses.ts');
+    const { MODEL_CLAUSES } = await import('../../conformance/modes/run/checks/expl.ts');
     const ids = new Set(CLAUSES.map((c) => c.id));
     const cited = new Set<string>();
     // The exploration's files, and the rules they call that name clauses themselves.
-    const explore = new URL('../../conformance/explore/', import.meta.url);
+    const explore = new URL('../../conformance/modes/run/explore/', import.meta.url);
     const sources = readdirSync(explore).map((file) => readFileSync(new URL(file, explore), 'utf8'));
     const rules = new Set(
-      sources.flatMap((s) => [...s.matchAll(/from '\.\.\/rules\/([a-z-]+\.ts)'/g)].map((m) => m[1]!)),
+      sources.flatMap((s) => [...s.matchAll(/from '(?:\.\.\/)+rules\/([a-z-]+\.ts)'/g)].map((m) => m[1]!)),
     );
     for (const rule of rules)
       sources.push(readFileSync(new URL(`../../conformance/rules/${rule}`, import.meta.url), 'utf8'));

@@ -4,8 +4,8 @@
  * `receiver` and `client` cannot give one outcome two verdicts.
  */
 import { describe, expect, it } from 'vitest';
-import { AdapterError } from '../../conformance/adapter.ts';
-import { Redactor } from '../../conformance/redact.ts';
+import { AdapterError } from '../../conformance/core/adapter.ts';
+import { Redactor } from '../../conformance/core/redact.ts';
 import type { RegisteredCheck } from '../../conformance/runner/check-definition.ts';
 import { type Judging, judge, judgeAll } from '../../conformance/runner/judge.ts';
 import {
@@ -15,7 +15,7 @@ import {
   type Result,
   SetupError,
   SuiteTooLate,
-} from '../../conformance/runner/outcome.ts';
+} from '../../conformance/core/outcome.ts';
 
 /** A context of no mode of ours: the judge must not care what a check runs against. */
 interface Ctx {

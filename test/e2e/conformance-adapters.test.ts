@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CAPABILITIES, MODELLED_STAND_INS } from '../../conformance/adapter.ts';
+import { CAPABILITIES, MODELLED_STAND_INS } from '../../conformance/core/adapter.ts';
 import { type CliRun, cli, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { repoRoot } from '../support/description.ts';
 import type { MutatingProxy } from '../support/mutating-proxy.ts';

@@ -10,7 +10,7 @@
  * @tags long
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLAUSES, clause } from '../../conformance/clauses.ts';
+import { CLAUSES, clause } from '../../conformance/core/clauses.ts';
 import { type ClauseMutant, clauseMutants, selectionFor } from '../support/clause-mutants.ts';
 import { explain } from '../support/conformance-cli.ts';
 import { runVariant } from '../support/conformance-variants.ts';

@@ -19,9 +19,9 @@ import { editJson, type Mutation } from '../support/mutating-proxy.ts';
 import type { RegisteredCheck } from '../../conformance/runner/check-definition.ts';
 import type { CheckContext } from '../../conformance/modes/run/context/check-context.ts';
 import { RunContext } from '../../conformance/modes/run/context/run-context.ts';
-import { curlOf, evidenceOf } from '../../conformance/http.ts';
+import { curlOf, evidenceOf } from '../../conformance/core/http.ts';
 import { CaptureReceiver } from '../../conformance/modes/run/capture-receiver.ts';
-import { Redactor } from '../../conformance/redact.ts';
+import { Redactor } from '../../conformance/core/redact.ts';
 import { runChecks } from '../../conformance/modes/run/run-checks.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 import { paced } from '../support/pace.ts';
@@ -481,7 +481,7 @@ describe('a check that runs out of time', () => {
         strictAssumptions: false,
         concurrency: 2,
       });
-      const check = (id: string, body: (ctx: CheckContext) => Promise<void>): RegisteredCheck => ({
+      const check = (id: string, body: (ctx: CheckContext) => Promise<void>): RegisteredCheck<CheckContext> => ({
         id,
         clauses: ['limit.total'],
         level: 'must',

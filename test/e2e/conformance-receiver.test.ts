@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { CLAUSES } from '../../conformance/clauses.ts';
+import { CLAUSES } from '../../conformance/core/clauses.ts';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPaymentClient } from '../../client/index.ts';
 import { verifyWebhook } from '../../client/webhooks.ts';

@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cli, explain, expectPassed, runSuite, type CliRun } from '../support/conformance-cli.ts';
 import { freePort } from '../support/mutating-proxy.ts';
 import type { Check } from '../../conformance/runner/check-definition.ts';
-import { CLAUSE_REGISTER_VERSION } from '../../conformance/clauses.ts';
+import { CLAUSE_REGISTER_VERSION } from '../../conformance/core/clauses.ts';
 import { Registry } from '../../conformance/runner/registry.ts';
 import { SANDBOX_TOKEN, startTestServer, type TestServer } from '../support/server.ts';
 import { paced } from '../support/pace.ts';
@@ -206,7 +206,7 @@ describe('payment-conformance list', () => {
 });
 
 describe('the registry', () => {
-  const check = (id: string): Check => ({
+  const check = (id: string): Check<unknown> => ({
     id,
     clauses: ['limit.total'],
     section: 'Limits',

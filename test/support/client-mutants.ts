@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { verifyWebhook } from '../../client/webhooks.ts';
 import type { DriverEnv, DriverFactory, ModuleDriver, Operation } from '../../conformance/modes/client/protocol.ts';
-import { sdkDriver } from '../../conformance/drivers/sdk.ts';
+import { sdkDriver } from '../../conformance/modes/client/drivers/sdk.ts';
 
 export interface ClientMutant {
   name: string;

@@ -7,8 +7,8 @@ import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
-import type { DescriptionCoverage } from '../../conformance/description-coverage.ts';
-import { SUITE_TOO_LATE } from '../../conformance/runner/outcome.ts';
+import type { DescriptionCoverage } from '../../conformance/core/description-coverage.ts';
+import { SUITE_TOO_LATE } from '../../conformance/core/outcome.ts';
 import { repoRoot } from './description.ts';
 
 export interface ReportResult {
@@ -41,7 +41,7 @@ export interface JsonReport {
   };
   /** `run` only. */
   descriptionCoverage?: DescriptionCoverage;
-  /** How the run was asked for (conformance/invocation.ts): what `replay` reads. */
+  /** How the run was asked for (conformance/core/invocation.ts): what `replay` reads. */
   invocation?: {
     command: 'run' | 'receiver' | 'client';
     only?: string;

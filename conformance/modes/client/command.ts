@@ -3,19 +3,19 @@
  * document's rules for clients. The target is reached as `run` reaches it (--base-url
  * with --sandbox-token or --adapter); each check runs a scenario in front of it.
  */
-import { CAPABILITIES, type Capability, type TargetAdapter } from '../../adapter.ts';
+import { CAPABILITIES, type Capability, type TargetAdapter } from '../../core/adapter.ts';
 import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
-import { Redactor } from '../../redact.ts';
+import { Redactor } from '../../core/redact.ts';
 import type { Output } from '../../reporters/console.ts';
 import { concurrencyOf, outOf, reportersOf, seedOf, selectChecks } from '../../runner/flags.ts';
 import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
-import { SetupError } from '../../runner/outcome.ts';
+import { SetupError } from '../../core/outcome.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
-import { byStart, clientEntry } from '../../traffic.ts';
+import { byStart, clientEntry } from '../../core/traffic.ts';
 import { createClientRegistry } from './checks/index.ts';
-import { SETTLE_TIMEOUT_MS } from './checks/scenarios.ts';
+import { SETTLE_TIMEOUT_MS } from './scenarios.ts';
 import { ClientRun, currentCheck } from './context.ts';
-import { type DriverSpec, describeDriver, loadDriverModule, OPERATION_TIMEOUT_MS } from './drivers.ts';
+import { type DriverSpec, describeDriver, loadDriverModule, OPERATION_TIMEOUT_MS } from './drivers/launch.ts';
 import type { DriverFactory } from './protocol.ts';
 
 export interface ClientOptions {

@@ -7,13 +7,14 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
-import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../../adapter.ts';
-import { curlOf } from '../../http.ts';
-import { CheckFailure, CheckSkipped, type Evidence } from '../../runner/outcome.ts';
-import type { Redactor } from '../../redact.ts';
-import { type DriverSession, type DriverSpec, startDriver } from './drivers.ts';
+import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../../core/adapter.ts';
+import { curlOf } from '../../core/http.ts';
+import { CheckFailure, CheckSkipped, type Evidence } from '../../core/outcome.ts';
+import type { Redactor } from '../../core/redact.ts';
+import { type DriverSession, type DriverSpec, startDriver } from './drivers/launch.ts';
 import type { Answer, Ask } from './protocol.ts';
-import { isToken, type Recorded, type Script, type ScriptedService, startScriptedService } from './service.ts';
+import { isToken, type Script, type ScriptedService, startScriptedService } from './service.ts';
+import type { Recorded } from '../../core/exchange.ts';
 
 export interface ClientRunSettings {
   /** The real target behind the scripted service. */

@@ -8,13 +8,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-
-/** An answer as the client receives it. */
-export interface Reply {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
+import type { Recorded, Reply } from '../../core/exchange.ts';
 
 /** What to do with one request. */
 export type Plan =
@@ -32,26 +26,6 @@ export type Plan =
   | { commitThenHold: number }
   /** Pass it to the target and give back its answer edited. */
   | { rewrite: (reply: Reply) => Reply };
-
-export interface Recorded {
-  /** Its place among the scenario's requests, from 1. */
-  seq: number;
-  /** Date.now() when it arrived. */
-  at: number;
-  method: string;
-  /** Path and query. */
-  url: string;
-  /** Lower-case names; repeated headers joined with ", ". */
-  headers: Record<string, string>;
-  body: string;
-  plan: string;
-  /** The target's answer, when the request reached it. */
-  target?: Reply;
-  /** What the client got: an answer, or none (reset, or it went away while an answer was withheld). */
-  got?: Reply;
-  /** Date.now() when the answer was sent. */
-  gotAt?: number;
-}
 
 /** Picks the plan for a request, given the scenario's requests so far (this one last). */
 export type Script = (request: Recorded, all: readonly Recorded[]) => Plan;

@@ -13,15 +13,15 @@
  */
 import { randomUUID } from 'node:crypto';
 import net from 'node:net';
-import { CAPABILITIES, type Capability, type TargetAdapter } from '../../adapter.ts';
+import { CAPABILITIES, type Capability, type TargetAdapter } from '../../core/adapter.ts';
 import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
-import { Redactor } from '../../redact.ts';
+import { Redactor } from '../../core/redact.ts';
 import type { Output } from '../../reporters/console.ts';
 import { outOf, reportersOf, selectChecks, settleTimeoutMsOf } from '../../runner/flags.ts';
 import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
-import { SetupError } from '../../runner/outcome.ts';
+import { SetupError } from '../../core/outcome.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
-import { byStart, type TrafficEntry } from '../../traffic.ts';
+import { byStart, type TrafficEntry } from '../../core/traffic.ts';
 import { createReceiverRegistry } from './checks/index.ts';
 import { ANSWER_LIMIT_MS, ReceiverContext, type ReceiverUnderTest } from './context.ts';
 import { Payments } from './payments.ts';

@@ -6,10 +6,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import { SIGNATURE_HEADER, signWebhook } from '@payment-service/client/webhooks';
-import { responseText, shellQuote } from '../../http.ts';
-import { Redactor } from '../../redact.ts';
-import { CheckFailure, type Evidence } from '../../runner/outcome.ts';
-import type { TrafficEntry } from '../../traffic.ts';
+import { responseText, shellQuote } from '../../core/http.ts';
+import { Redactor } from '../../core/redact.ts';
+import { CheckFailure, type Evidence } from '../../core/outcome.ts';
+import type { TrafficEntry } from '../../core/traffic.ts';
 import type { Payments } from './payments.ts';
 
 /** The receiver under test: where it listens, the secret it verifies with, and what it does with legacy bodies. */

@@ -6,12 +6,12 @@
  * their variants of that event.
  */
 import { randomUUID } from 'node:crypto';
-import { AdapterError, type Delivery, type TargetAdapter } from '../../adapter.ts';
-import { send } from '../../http.ts';
-import { text } from '../../json.ts';
-import { poll } from '../../poll.ts';
-import type { Redactor } from '../../redact.ts';
-import { SetupError } from '../../runner/outcome.ts';
+import { AdapterError, type Delivery, type TargetAdapter } from '../../core/adapter.ts';
+import { send } from '../../core/http.ts';
+import { text } from '../../core/json.ts';
+import { poll } from '../../core/poll.ts';
+import type { Redactor } from '../../core/redact.ts';
+import { SetupError } from '../../core/outcome.ts';
 
 /** A token is used this long at most: a minute inside its five-minute lifetime (Authentication 4). */
 const TOKEN_REUSE_MS = 4 * 60_000;

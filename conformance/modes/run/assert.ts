@@ -2,9 +2,9 @@
  * Assertions of the checks. Each failure carries the exchange it is about, so that the
  * report can show it and the curl line that reproduces it.
  */
-import type { Exchange } from '../../exchange.ts';
-import { at, isObject, type JsonObject, show } from '../../json.ts';
-import { CheckFailure } from '../../runner/outcome.ts';
+import type { Exchange } from '../../core/exchange.ts';
+import { at, isObject, type JsonObject, show } from '../../core/json.ts';
+import { CheckFailure } from '../../core/outcome.ts';
 
 export function fail(message: string, exchange?: Exchange): never {
   throw new CheckFailure(message, exchange ? { exchange } : undefined);

@@ -6,35 +6,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { Answer, Received } from '../../core/exchange.ts';
 
-/** One delivery as the suite's receiver got it. */
-export interface Received {
-  method: string;
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  raw: Buffer;
-  /** Parsed JSON, or undefined. Nothing about its shape is assumed. */
-  body: unknown;
-  receivedAt: number;
-  /** 1 for the first delivery to this path, 2 for the next... (other event kinds counted apart). */
-  attempt: number;
-  /** How the receiver answered: a status at once, or held past the service's wait. */
-  answer?: Answer;
-  /**
-   * When the receiver answered (or would have, had the target not hung up): a held
-   * answer goes when its timer fires, which on a busy machine is later than asked for.
-   */
-  answeredAt?: number;
-}
-
-/**
- * How to answer the n-th delivery to a path: a status, or hold the answer this long (ms)
- * and then answer 200. A status goes with a JSON `{}` unless `body` says otherwise (`null`:
- * no body at all), and with a `Location` when given: receivers answer every class of
- * status, each with or without a body, and the document judges a delivery by the status alone.
- */
-export type Answer = { status: number; body?: AnswerBody; location?: string } | { holdMs: number };
-export type AnswerBody = { type: string; text: string } | null;
 /**
  * How the receiver answers each delivery to a path. It may take its time (a promise), to
  * do what a merchant does before answering (read the payment back); the check that says

@@ -7,12 +7,12 @@
  * (the document requires webhookUrl to be HTTPS and public), each is skipped with the way
  * to make it run.
  */
-import { AdapterError } from '../../adapter.ts';
+import { AdapterError } from '../../core/adapter.ts';
 import { sessionBody } from './context/api.ts';
 import { CheckContext } from './context/check-context.ts';
 import type { Preflight, RunContext } from './context/run-context.ts';
-import { text } from '../../json.ts';
-import { CheckFailure, CheckSkipped } from '../../runner/outcome.ts';
+import { text } from '../../core/json.ts';
+import { CheckFailure, CheckSkipped } from '../../core/outcome.ts';
 
 export async function deliveryPreflight(run: RunContext): Promise<Preflight> {
   const records = run.has('webhookDeliveries');

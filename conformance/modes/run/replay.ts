@@ -17,13 +17,13 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pc from 'picocolors';
 import { createRegistry } from './checks/index.ts';
-import type { Invocation } from '../../invocation.ts';
-import { isObject } from '../../json.ts';
-import { type Result, SetupError } from '../../runner/outcome.ts';
+import type { Invocation } from '../../core/invocation.ts';
+import { isObject } from '../../core/json.ts';
+import { type Result, SetupError } from '../../core/outcome.ts';
 import type { Output } from '../../reporters/console.ts';
 import { reportersOf } from '../../runner/flags.ts';
 import { execute, type RunOptions } from './command.ts';
-import { TOOL_VERSION } from '../../version.ts';
+import { TOOL_VERSION } from '../../core/version.ts';
 
 /** The target's flags, given again: a report keeps none of them (they hold secrets, or belong to a machine). */
 export type ReplayOptions = Pick<

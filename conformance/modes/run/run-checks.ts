@@ -5,12 +5,11 @@
  * webhook check's setup error; a time limit that grows with the run's waits and the
  * exploration's budget.
  */
-import { CAPABILITIES } from '../../adapter.ts';
-import { SHRINK_LIMIT_MS } from '../../explore/explorer.ts';
-import type { RegisteredCheck as Check } from '../../runner/check-definition.ts';
+import { CAPABILITIES } from '../../core/adapter.ts';
+import { SHRINK_LIMIT_MS } from './explore/explorer.ts';
 import { defaultCheckTimeoutMs, type JudgeAllOptions, type Judging, judgeAll, missingFor } from '../../runner/judge.ts';
-import type { Result } from '../../runner/outcome.ts';
-import { CheckContext } from './context/check-context.ts';
+import type { Result } from '../../core/outcome.ts';
+import { CheckContext, type RegisteredRunCheck as Check } from './context/check-context.ts';
 import { exploring, type Preflight, type RunContext } from './context/run-context.ts';
 import { deliveryPreflight } from './delivery-preflight.ts';
 

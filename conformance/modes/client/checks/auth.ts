@@ -1,6 +1,7 @@
 /** CLIENT checks of Authentication: the token exchange, bearer tokens, their reuse and renewal, a removed key. */
 import { describeAnswer, sessionBody } from '../context.ts';
-import { isSessionRead, isToken, type Reply } from '../service.ts';
+import { isSessionRead, isToken } from '../service.ts';
+import type { Reply } from '../../../core/exchange.ts';
 import {
   AUTH,
   bearerOf,
@@ -13,7 +14,7 @@ import {
   RETRY_AFTER_S,
   traffic,
   valueIn,
-} from './scenarios.ts';
+} from '../scenarios.ts';
 
 export const authChecks: ClientCheck[] = [
   {

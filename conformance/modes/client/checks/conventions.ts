@@ -1,5 +1,5 @@
 /** CLIENT checks of the General conventions: amounts as JSON numbers in major units. */
-import { type ClientCheck, createsByPayment, traffic } from './scenarios.ts';
+import { type ClientCheck, createsByPayment, traffic } from '../scenarios.ts';
 
 export const conventionChecks: ClientCheck[] = [
   {

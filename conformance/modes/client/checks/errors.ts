@@ -1,7 +1,8 @@
 /** CLIENT checks of Errors: branching on the code, unknown codes, configuration errors not retried, internal_error retried with backoff. */
 import { ACCOUNT_CONFIGURATION_CODES } from '@payment-service/contract/errors';
 import { type Scenario, sessionBody } from '../context.ts';
-import { isCreate, isSessionRead, isToken, type Recorded } from '../service.ts';
+import { isCreate, isSessionRead, isToken } from '../service.ts';
+import type { Recorded } from '../../../core/exchange.ts';
 import {
   type ClientCheck,
   during,
@@ -15,7 +16,7 @@ import {
   MOST_ATTEMPTS,
   on,
   valueIn,
-} from './scenarios.ts';
+} from '../scenarios.ts';
 
 export const errorChecks: ClientCheck[] = [
   {

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { computeSignature, signWebhook } from '@payment-service/client/webhooks';
 import { describeAnswer } from '../context.ts';
-import { type ClientCheck, EVENTS, expectAnswered, forwardAll, valueIn } from './scenarios.ts';
+import { type ClientCheck, EVENTS, expectAnswered, forwardAll, valueIn } from '../scenarios.ts';
 
 export const eventChecks: ClientCheck[] = [
   {

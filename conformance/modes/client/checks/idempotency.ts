@@ -1,6 +1,7 @@
 /** CLIENT checks of the Idempotency rules: a key on every create, and a lost answer retried with the same key and body. */
 import { type ClientRun, sessionBody } from '../context.ts';
-import { isCreate, type Plan, type Recorded } from '../service.ts';
+import { isCreate, type Plan } from '../service.ts';
+import type { Recorded } from '../../../core/exchange.ts';
 import {
   type ClientCheck,
   createsByPayment,
@@ -13,7 +14,7 @@ import {
   last,
   on,
   traffic,
-} from './scenarios.ts';
+} from '../scenarios.ts';
 
 export const idempotencyChecks: ClientCheck[] = [
   {

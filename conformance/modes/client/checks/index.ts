@@ -14,10 +14,10 @@ import { errorChecks } from './errors.ts';
 import { eventChecks } from './events.ts';
 import { idempotencyChecks } from './idempotency.ts';
 import { redirectChecks } from './redirect.ts';
-import type { ClientCheck } from './scenarios.ts';
+import type { ClientCheck } from '../scenarios.ts';
 import { stateChecks } from './states.ts';
 
-export { totalsOf } from './scenarios.ts';
+export { totalsOf } from '../scenarios.ts';
 
 export const clientChecks: ClientCheck[] = [
   ...authChecks,

@@ -1,9 +1,17 @@
 /** CLIENT checks of the redirect rule (Endpoints: POST /api/checkout-sessions): ids in a URL are not proof of payment. */
 import { randomUUID } from 'node:crypto';
-import { AdapterError } from '../../../adapter.ts';
+import { AdapterError } from '../../../core/adapter.ts';
 import { describeAnswer } from '../context.ts';
 import { isSessionRead } from '../service.ts';
-import { type ClientCheck, during, expectAnswered, forwardAll, last, SETTLE_TIMEOUT_MS, valueIn } from './scenarios.ts';
+import {
+  type ClientCheck,
+  during,
+  expectAnswered,
+  forwardAll,
+  last,
+  SETTLE_TIMEOUT_MS,
+  valueIn,
+} from '../scenarios.ts';
 
 export const redirectChecks: ClientCheck[] = [
   {

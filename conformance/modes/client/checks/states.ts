@@ -1,9 +1,9 @@
 /** CLIENT checks of States and transitions: only completed is paid, and an unknown status neither fulfils nor errors. */
-import { CheckSkipped } from '../../../runner/outcome.ts';
+import { CheckSkipped } from '../../../core/outcome.ts';
 import type { Answer } from '../protocol.ts';
 import { describeAnswer } from '../context.ts';
 import { isSessionRead, type Script } from '../service.ts';
-import { type ClientCheck, createdId, expectAnswered, STATES, valueIn } from './scenarios.ts';
+import { type ClientCheck, createdId, expectAnswered, STATES, valueIn } from '../scenarios.ts';
 
 export const stateChecks: ClientCheck[] = [
   {

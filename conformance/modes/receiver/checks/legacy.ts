@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Check } from '../../../runner/check-definition.ts';
-import { CheckFailure } from '../../../runner/outcome.ts';
+import { CheckFailure } from '../../../core/outcome.ts';
 import { type ReceiverContext, show } from '../context.ts';
 
 const LEGACY = 'Events: Legacy payload';

@@ -4,9 +4,9 @@
  * of a real payment accepted.
  */
 import { randomUUID } from 'node:crypto';
-import { AdapterError, type Delivery } from '../../../adapter.ts';
+import { AdapterError, type Delivery } from '../../../core/adapter.ts';
 import type { Check } from '../../../runner/check-definition.ts';
-import { CheckFailure, CheckSkipped } from '../../../runner/outcome.ts';
+import { CheckFailure, CheckSkipped } from '../../../core/outcome.ts';
 import { ANSWER_LIMIT_MS, NEEDS_REAL_PAYMENTS, type ReceiverContext, show } from '../context.ts';
 
 const RETRY = 'Events: Response and retry behaviour';

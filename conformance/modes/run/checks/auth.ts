@@ -4,12 +4,11 @@
  * 401 code: unauthorized, invalid_token, token_expired, unknown_api_key.
  */
 import { expectError, expectStatus } from '../assert.ts';
-import type { Check } from '../../../runner/check-definition.ts';
 import { legacyTransactionBody, paymentLinkBody, sessionBody, spoilt } from '../context/api.ts';
-import type { CheckContext } from '../context/check-context.ts';
+import type { CheckContext, RunCheck } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
-import { text } from '../../../json.ts';
-import { CheckSkipped, SuiteTooLate } from '../../../runner/outcome.ts';
+import { text } from '../../../core/json.ts';
+import { CheckSkipped, SuiteTooLate } from '../../../core/outcome.ts';
 import { expectPlainError } from './token.ts';
 
 const section = 'Authentication';
@@ -51,7 +50,7 @@ async function expectUnauthorized(
   return requests.map(([method, path]) => `${method} ${path}`);
 }
 
-export const bearerChecks: Check[] = [
+export const bearerChecks: RunCheck[] = [
   {
     id: 'AUTH-001',
     clauses: ['auth.bearer', 'code.unauthorized', 'order.401', 'read.errors'],

@@ -1,16 +1,17 @@
 /** Every check of the suite, in report order: one file per group. */
 import { Registry } from '../../../runner/registry.ts';
+import type { CheckContext } from '../context/check-context.ts';
 import { bearerChecks } from './auth.ts';
-import { configurationChecks } from './configuration.ts';
-import { explorationChecks } from './exploration.ts';
-import { idempotencyChecks } from './idempotency.ts';
-import { lifecycleChecks } from './lifecycle.ts';
-import { readChecks } from './reads.ts';
-import { responseChecks } from './responses.ts';
-import { retryChecks } from './hook-retries.ts';
+import { configurationChecks } from './cfg.ts';
+import { explorationChecks } from './expl.ts';
+import { idempotencyChecks } from './idem.ts';
+import { lifecycleChecks } from './life.ts';
+import { readChecks } from './read.ts';
+import { responseChecks } from './resp.ts';
+import { retryChecks } from './hook/retries.ts';
 import { tokenChecks } from './token.ts';
-import { validationChecks } from './validation.ts';
-import { webhookChecks } from './hook-events.ts';
+import { validationChecks } from './val.ts';
+import { webhookChecks } from './hook/events.ts';
 
 export const groups = {
   token: tokenChecks,
@@ -26,6 +27,6 @@ export const groups = {
   responses: responseChecks,
 };
 
-export function createRegistry(): Registry {
-  return new Registry().register(...Object.values(groups).flat());
+export function createRegistry(): Registry<CheckContext> {
+  return new Registry<CheckContext>().register(...Object.values(groups).flat());
 }

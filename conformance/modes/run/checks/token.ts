@@ -3,10 +3,10 @@
  * The body is form-encoded; failures answer `{ error: <string> }`, not the envelope;
  * an unknown client id and a wrong secret get the identical answer.
  */
+import type { RunCheck } from '../context/check-context.ts';
 import { expect, expectStatus, fail } from '../assert.ts';
-import type { Check } from '../../../runner/check-definition.ts';
-import type { Exchange } from '../../../exchange.ts';
-import { at } from '../../../json.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import { at } from '../../../core/json.ts';
 import { plainErrorProblem } from '../../../rules/errors.ts';
 import { tellingApart, tokenResponseProblem } from '../../../rules/token.ts';
 
@@ -25,7 +25,7 @@ function describe(exchange: Exchange, names: readonly string[]): string {
   return `${exchange.status}${headers ? ` (${headers})` : ''} ${exchange.text}`;
 }
 
-export const tokenChecks: Check[] = [
+export const tokenChecks: RunCheck[] = [
   {
     id: 'TOKEN-001',
     clauses: [

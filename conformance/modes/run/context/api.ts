@@ -4,12 +4,12 @@
  * the requests most checks make (a token, a session, a read).
  */
 import { expect, expectStatus } from '../assert.ts';
-import type { Credentials } from '../../../adapter.ts';
-import type { Exchange } from '../../../exchange.ts';
-import { type RequestOptions, send } from '../../../http.ts';
-import { at, isObject, type JsonObject, text } from '../../../json.ts';
-import { CheckFailure, CheckSkipped, NoVerdict } from '../../../runner/outcome.ts';
-import { poll } from '../../../poll.ts';
+import type { Credentials } from '../../../core/adapter.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import { type RequestOptions, send } from '../../../core/http.ts';
+import { at, isObject, type JsonObject, text } from '../../../core/json.ts';
+import { CheckFailure, CheckSkipped, NoVerdict } from '../../../core/outcome.ts';
+import { poll } from '../../../core/poll.ts';
 import { skipWhenReceiverRefused } from './hooks.ts';
 import type { Mode, Org } from './organisations.ts';
 import type { RunContext } from './run-context.ts';

@@ -5,8 +5,9 @@
  * (assert.ts). Everything is recorded under the check's id.
  */
 import { randomUUID } from 'node:crypto';
-import type { Capability } from '../../../adapter.ts';
-import type { Exchange } from '../../../exchange.ts';
+import type { Capability } from '../../../core/adapter.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import type { Check, RegisteredCheck } from '../../../runner/check-definition.ts';
 import { Api } from './api.ts';
 import { Hooks } from './hooks.ts';
 import type { RunContext } from './run-context.ts';
@@ -40,3 +41,8 @@ export class CheckContext {
     return `conf-${this.id}-${randomUUID()}`;
   }
 }
+
+/** A check of `run`: it runs against a target, through its context. */
+export type RunCheck = Check<CheckContext>;
+/** A check of `run` as the registry holds it. */
+export type RegisteredRunCheck = RegisteredCheck<CheckContext>;

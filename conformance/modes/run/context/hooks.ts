@@ -2,10 +2,11 @@
  * A check's view of the suite's webhook receiver: paths of its own, each answering as the
  * check says, and waits that end as soon as what is awaited arrives.
  */
-import type { Exchange } from '../../../exchange.ts';
-import { at, list } from '../../../json.ts';
-import { CheckSkipped } from '../../../runner/outcome.ts';
-import type { Behaviour, Received } from '../capture-receiver.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import { at, list } from '../../../core/json.ts';
+import { CheckSkipped } from '../../../core/outcome.ts';
+import type { Behaviour } from '../capture-receiver.ts';
+import type { Received } from '../../../core/exchange.ts';
 import type { RunContext } from './run-context.ts';
 
 export interface Hook {

@@ -2,7 +2,7 @@
  * The organisations a run works with: made by the adapter (createOrganisation), or given
  * as --config profiles for a target whose organisations cannot be made from outside.
  */
-import type { Credentials, OrganisationSettings } from '../../../adapter.ts';
+import type { Credentials, OrganisationSettings } from '../../../core/adapter.ts';
 
 export const DEFAULT_SETTINGS: OrganisationSettings = {
   settlementCurrency: 'NZD',

@@ -4,10 +4,10 @@
  * every exchange seen (for the response conformance checks). Nothing of a run lives at
  * module level, so runs in one process stay apart.
  */
-import type { Capability, TargetAdapter } from '../../../adapter.ts';
-import type { Exchange } from '../../../exchange.ts';
+import type { Capability, TargetAdapter } from '../../../core/adapter.ts';
+import type { Exchange } from '../../../core/exchange.ts';
 import type { CaptureReceiver } from '../capture-receiver.ts';
-import { Redactor } from '../../../redact.ts';
+import { Redactor } from '../../../core/redact.ts';
 import { type Org, type Profile, profileOrg } from './organisations.ts';
 
 /**

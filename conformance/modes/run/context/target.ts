@@ -16,11 +16,11 @@ import {
   type Outcome,
   type PaymentLinkState,
   type Rail,
-} from '../../../adapter.ts';
-import { clause } from '../../../clauses.ts';
-import { at, isObject, show, text } from '../../../json.ts';
-import { CheckSkipped } from '../../../runner/outcome.ts';
-import { poll } from '../../../poll.ts';
+} from '../../../core/adapter.ts';
+import { clause } from '../../../core/clauses.ts';
+import { at, isObject, show, text } from '../../../core/json.ts';
+import { CheckSkipped } from '../../../core/outcome.ts';
+import { poll } from '../../../core/poll.ts';
 import { type Api, sessionBody } from './api.ts';
 import { DEFAULT_SETTINGS, DEFAULTS_TEXT, describeSettings, fits, type Mode, type Org } from './organisations.ts';
 import type { RunContext } from './run-context.ts';
