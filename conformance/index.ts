@@ -5,7 +5,8 @@
  * adapter and a client's driver are written against.
  */
 import type { TargetAdapter } from './core/adapter.ts';
-import { execute, type REPORTERS, type RunOutcome } from './modes/run/command.ts';
+import { execute, type RunOutcome } from './modes/run/command.ts';
+import type { ReporterName } from './reporters/index.ts';
 import { outOf } from './runner/flags.ts';
 
 export type {
@@ -58,7 +59,7 @@ export type {
   Said,
 } from './modes/client/protocol.ts';
 
-export type Reporter = (typeof REPORTERS)[number];
+export type Reporter = ReporterName;
 
 export interface ConformanceOptions {
   /** The implementation to check. */

@@ -1,12 +1,10 @@
 /**
- * Which checks judge each clause of the register: the `run` checks (the registry), the
- * `receiver` checks and the `client` checks. A clause judged by none must say why it cannot be judged from
- * outside; `gaps` lists those that do neither, and the test suite holds it empty.
+ * Which checks judge each clause of the register: the checks of every mode (modes/index.ts).
+ * A clause judged by none must say why it cannot be judged from outside; `gaps` lists
+ * those that do neither, and the test suite holds it empty.
  */
-import { createRegistry } from './modes/run/checks/index.ts';
 import { CLAUSES } from './core/clauses.ts';
-import { createClientRegistry } from './modes/client/checks/index.ts';
-import { createReceiverRegistry } from './modes/receiver/checks/index.ts';
+import { MODES } from './modes/index.ts';
 
 export interface Traceability {
   judgedBy: Map<string, string[]>;
@@ -21,9 +19,7 @@ export function traceability(): Traceability {
   const cite = (id: string, clauses: readonly string[]) => {
     for (const c of clauses) judgedBy.set(c, [...(judgedBy.get(c) ?? []), id]);
   };
-  for (const check of createRegistry().all()) cite(check.id, check.clauses);
-  for (const check of createReceiverRegistry(undefined).all()) cite(check.id, check.clauses);
-  for (const check of createClientRegistry().all()) cite(check.id, check.clauses);
+  for (const mode of MODES) for (const check of mode.checks()) cite(check.id, check.clauses);
   const notCheckable = CLAUSES.filter((c) => c.notCheckable).length;
   return {
     judgedBy,

@@ -23,9 +23,8 @@ import ts from 'typescript';
 import { CAPABILITIES, type Capability, MODELLED_STAND_INS } from '../conformance/core/adapter.ts';
 import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/core/clauses.ts';
 import type { RegisteredCheck } from '../conformance/runner/check-definition.ts';
+import { MODES } from '../conformance/modes/index.ts';
 import { createRegistry } from '../conformance/modes/run/checks/index.ts';
-import { createClientRegistry } from '../conformance/modes/client/checks/index.ts';
-import { createReceiverRegistry } from '../conformance/modes/receiver/checks/index.ts';
 import { traceability } from '../conformance/traceability.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';
@@ -90,25 +89,13 @@ function fenced(text: string, info: string): string {
 }
 
 interface Mode {
-  command: 'run' | 'receiver' | 'client';
+  command: string;
   what: string;
   checks: ReadonlyArray<RegisteredCheck<unknown>>;
 }
 
 function modes(): Mode[] {
-  return [
-    { command: 'run', what: 'an implementation at a base URL', checks: createRegistry().all() },
-    {
-      command: 'receiver',
-      what: 'a merchant’s webhook receiver',
-      checks: createReceiverRegistry(undefined).all() as ReadonlyArray<RegisteredCheck<unknown>>,
-    },
-    {
-      command: 'client',
-      what: 'an API client, through its driver',
-      checks: createClientRegistry().all() as ReadonlyArray<RegisteredCheck<unknown>>,
-    },
-  ];
+  return MODES.map((mode) => ({ command: mode.name, what: mode.judges, checks: mode.checks() }));
 }
 
 /** A check's example failure, as `npm run docs:failures` recorded it (scripts/recorded-failures.json). */

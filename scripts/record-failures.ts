@@ -21,11 +21,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs, stripVTControlCharacters } from 'node:util';
+import { MODES } from '../conformance/modes/index.ts';
 import { createRegistry } from '../conformance/modes/run/checks/index.ts';
 import { CLAUSE_REGISTER_VERSION } from '../conformance/core/clauses.ts';
-import { createClientRegistry } from '../conformance/modes/client/checks/index.ts';
 import { executeClient } from '../conformance/modes/client/command.ts';
-import { createReceiverRegistry } from '../conformance/modes/receiver/checks/index.ts';
 import { TOOL_VERSION } from '../conformance/core/version.ts';
 import { clauseMutants, selectionFor } from '../test/support/clause-mutants.ts';
 import { clausePartMutants } from '../test/support/clause-part-mutants.ts';
@@ -202,11 +201,7 @@ function candidates(server: () => TestServer): Candidate[] {
 }
 
 function knownIds(): Set<string> {
-  return new Set(
-    [...createRegistry().all(), ...createReceiverRegistry(undefined).all(), ...createClientRegistry().all()].map(
-      (c) => c.id,
-    ),
-  );
+  return new Set(MODES.flatMap((mode) => mode.checks().map((c) => c.id)));
 }
 
 const glob = (pattern: string) =>

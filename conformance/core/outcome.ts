@@ -89,6 +89,11 @@ export interface Report {
   invocation?: Invocation;
 }
 
+/** Where a command writes what people read (standard output, or a library caller's sink). */
+export interface Output {
+  write(text: string): void;
+}
+
 /** Thrown by a check to fail with a reason and, when there is one, the exchange or evidence to show. */
 export class CheckFailure extends Error {
   constructor(

@@ -7,13 +7,10 @@
 import { explainClauses } from '../core/clauses.ts';
 import pc from 'picocolors';
 import type { Capability } from '../core/adapter.ts';
-import { failsRun, type Report, type Result } from '../core/outcome.ts';
+import { failsRun, type Output, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageText } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
-
-export interface Output {
-  write(text: string): void;
-}
+import type { Follower, ReporterRecord } from './reporter.ts';
 
 const mark = (r: Result, strict: boolean) =>
   r.status === 'passed'
@@ -30,7 +27,7 @@ const mark = (r: Result, strict: boolean) =>
 
 const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 200);
 
-export class ConsoleReporter {
+export class ConsoleReporter implements Follower {
   private done = 0;
 
   constructor(
@@ -121,3 +118,8 @@ export class ConsoleReporter {
     this.out.write(`${must.judged} of ${must.total} must checks judged\n`);
   }
 }
+
+export const consoleReporter = {
+  name: 'console',
+  follow: (output, total, strictAssumptions) => new ConsoleReporter(output, total, strictAssumptions),
+} as const satisfies ReporterRecord;

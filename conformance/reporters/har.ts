@@ -12,6 +12,7 @@ import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
 import type { TrafficEntry, TrafficKind } from '../core/traffic.ts';
 import { TOOL_VERSION } from '../core/version.ts';
+import type { ReporterRecord } from './reporter.ts';
 
 interface NameValue {
   name: string;
@@ -130,3 +131,8 @@ export function writeHarReport(entries: readonly TrafficEntry[], redactor: Redac
   writeFileSync(file, `${JSON.stringify(harOf(entries, redactor))}\n`);
   return file;
 }
+
+export const harReporter = {
+  name: 'har',
+  write: (_report, dir, traffic) => (traffic ? writeHarReport(traffic.entries(), traffic.redactor, dir) : undefined),
+} as const satisfies ReporterRecord;

@@ -11,6 +11,7 @@ import path from 'node:path';
 import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageHtml } from './description-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
+import type { ReporterRecord } from './reporter.ts';
 
 export function htmlEscape(text: string): string {
   return text
@@ -159,3 +160,5 @@ export function writeHtmlReport(report: Report, dir: string): string {
   writeFileSync(file, htmlReport(report));
   return file;
 }
+
+export const htmlReporter = { name: 'html', write: writeHtmlReport } as const satisfies ReporterRecord;

@@ -5,6 +5,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Report } from '../core/outcome.ts';
+import type { ReporterRecord } from './reporter.ts';
 
 export function jsonReport(report: Report): string {
   return `${JSON.stringify(
@@ -43,3 +44,5 @@ export function writeJsonReport(report: Report, dir: string): string {
   writeFileSync(file, jsonReport(report));
   return file;
 }
+
+export const jsonReporter = { name: 'json', write: writeJsonReport } as const satisfies ReporterRecord;

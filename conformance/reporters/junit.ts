@@ -12,6 +12,7 @@ import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import type { DescriptionCoverage } from '../core/description-coverage.ts';
 import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
 import { coverageText, skipGroups } from './summary.ts';
+import type { ReporterRecord } from './reporter.ts';
 
 /** Any character XML 1.0 forbids (https://www.w3.org/TR/xml/#charsets). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the allowed set names the three control characters XML keeps
@@ -108,3 +109,5 @@ export function writeJunitReport(report: Report, dir: string): string {
   writeFileSync(file, junitReport(report));
   return file;
 }
+
+export const junitReporter = { name: 'junit', write: writeJunitReport } as const satisfies ReporterRecord;

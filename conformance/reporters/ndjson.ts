@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
 import type { TrafficEntry } from '../core/traffic.ts';
 import { harEntry } from './har.ts';
+import type { ReporterRecord } from './reporter.ts';
 
 export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Redactor, dir: string): string {
   mkdirSync(dir, { recursive: true });
@@ -15,3 +16,8 @@ export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Re
   writeFileSync(file, entries.map((e) => `${JSON.stringify(harEntry(e, redactor))}\n`).join(''));
   return file;
 }
+
+export const ndjsonReporter = {
+  name: 'ndjson',
+  write: (_report, dir, traffic) => (traffic ? writeNdjsonReport(traffic.entries(), traffic.redactor, dir) : undefined),
+} as const satisfies ReporterRecord;

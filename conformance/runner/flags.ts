@@ -7,7 +7,9 @@ import { randomInt } from 'node:crypto';
 import type { RegisteredCheck } from './check-definition.ts';
 import { SetupError } from '../core/outcome.ts';
 import type { Registry } from './registry.ts';
-import { parseReporters, type Reporter } from './reporting.ts';
+import { REPORTER_NAMES, type ReporterName } from '../reporters/index.ts';
+import type { Flag } from './mode.ts';
+import { parseReporters } from './reporting.ts';
 
 /** --settle-timeout's default: how long a payment is awaited to settle, and its webhook to arrive. */
 export const DEFAULT_SETTLE_TIMEOUT_S = 30;
@@ -43,7 +45,7 @@ export function settleTimeoutMsOf(seconds: number | undefined): number {
 }
 
 /** --reporter: each name known (console when not given). */
-export function reportersOf(list: string | undefined): Reporter[] {
+export function reportersOf(list: string | undefined): ReporterName[] {
   return parseReporters(list ?? 'console');
 }
 
@@ -58,3 +60,57 @@ export function selectChecks<Ctx>(registry: Registry<Ctx>, only: string | undefi
   if (checks.length === 0) throw new SetupError(`--only ${only}: no check id matches.`);
   return checks;
 }
+
+/** A whole number (a usage error otherwise): for counts, ports, seconds. */
+export function integer(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new Error('expected a whole number');
+  return n;
+}
+
+/** A percentage from 0 to 100. */
+export function percentage(value: string): number {
+  const n = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || n > 100) throw new Error('expected a percentage from 0 to 100');
+  return n;
+}
+
+/** The flags several commands take, each spelled and explained once. */
+export const FLAGS = {
+  /** --only, with examples of the command's own ids. */
+  only: (examples: string): Flag => ({
+    flags: '--only <glob>',
+    description: `run only the checks whose id matches (comma-separated globs, e.g. ${examples})`,
+  }),
+  reporter: {
+    flags: '--reporter <list>',
+    description: `${REPORTER_NAMES.join(', ')} (comma-separated)`,
+    default: 'console',
+  },
+  out: (command: keyof typeof DEFAULT_OUT, what = 'directory for the file reports'): Flag => ({
+    flags: '--out <dir>',
+    description: what,
+    default: DEFAULT_OUT[command],
+  }),
+  strictAssumptions: {
+    flags: '--strict-assumptions',
+    description:
+      'fail the run when a check of our modelling (level assumption) fails, instead of reporting it apart as differs',
+    default: false,
+  },
+  sandboxToken: (what: string): Flag => ({ flags: '--sandbox-token <token>', description: what }),
+  adapter: (what: string): Flag => ({ flags: '--adapter <module>', description: what }),
+  settleTimeout: (what: string, withDefault = true): Flag => ({
+    flags: '--settle-timeout <seconds>',
+    description: what,
+    parse: integer,
+    ...(withDefault ? { default: DEFAULT_SETTLE_TIMEOUT_S } : {}),
+  }),
+  concurrency: (what: string, byDefault: number): Flag => ({
+    flags: '--concurrency <n>',
+    description: what,
+    parse: integer,
+    default: byDefault,
+  }),
+  seed: (what: string): Flag => ({ flags: '--seed <n>', description: what, parse: integer }),
+} as const satisfies Record<string, Flag | ((...args: never[]) => Flag)>;

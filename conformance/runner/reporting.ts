@@ -7,29 +7,27 @@ import type { Capability } from '../core/adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from '../core/clauses.ts';
 import type { DescriptionCoverage } from '../core/description-coverage.ts';
 import type { Invocation } from '../core/invocation.ts';
-import { type Coverage, failsRun, type Report, type Result, SetupError } from '../core/outcome.ts';
-import { ConsoleReporter, type Output } from '../reporters/console.ts';
-import { writeHarReport } from '../reporters/har.ts';
-import { writeHtmlReport } from '../reporters/html.ts';
-import { writeJsonReport } from '../reporters/json.ts';
-import { writeJunitReport } from '../reporters/junit.ts';
-import { writeNdjsonReport } from '../reporters/ndjson.ts';
-import type { Traffic } from '../core/traffic.ts';
+import { type Coverage, failsRun, type Output, type Report, type Result, SetupError } from '../core/outcome.ts';
+import type { Traffic, TrafficEntry } from '../core/traffic.ts';
 import { TOOL_VERSION } from '../core/version.ts';
-
-export const REPORTERS = ['console', 'json', 'junit', 'html', 'har', 'ndjson'] as const;
-export type Reporter = (typeof REPORTERS)[number];
+import { REPORTER_NAMES, REPORTERS, type ReporterName } from '../reporters/index.ts';
+import type { Follower, ReporterRecord } from '../reporters/reporter.ts';
 
 /** The --reporter list, each name known (a usage error otherwise). */
-export function parseReporters(list: string): Reporter[] {
+export function parseReporters(list: string): ReporterName[] {
   const names = list
     .split(',')
     .map((r) => r.trim())
     .filter(Boolean);
-  const unknown = names.filter((r) => !(REPORTERS as readonly string[]).includes(r));
+  const unknown = names.filter((r) => !(REPORTER_NAMES as readonly string[]).includes(r));
   if (unknown.length > 0)
-    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTERS.join(', ')}).`);
-  return names as Reporter[];
+    throw new SetupError(`--reporter: unknown ${unknown.join(', ')} (choose from ${REPORTER_NAMES.join(', ')}).`);
+  return names as ReporterName[];
+}
+
+/** The reporters named, in the list's order. */
+function chosen(names: readonly string[]): ReporterRecord[] {
+  return REPORTERS.filter((r) => names.includes(r.name));
 }
 
 /** The coverage of a run: how many checks were judged, and why the others were skipped. */
@@ -84,16 +82,23 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
   };
 }
 
-/** Writes the file reports asked for into `out`, the traffic ones (har, ndjson) from the mode's traffic; gives their paths. */
-export function writeReports(report: Report, reporters: readonly string[], out: string, traffic?: Traffic): string[] {
+/**
+ * Writes the file reports asked for into `out`, in the order of the reporters' list (the
+ * traffic ones, har and ndjson, from the mode's traffic, made once); gives their paths.
+ */
+export function writeReports(report: Report, names: readonly string[], out: string, traffic?: Traffic): string[] {
   const dir = path.resolve(out);
+  // The traffic is made once, for whichever of its reporters comes first.
+  let kept: TrafficEntry[] | undefined;
+  const made: Traffic | undefined = traffic && {
+    entries: () => (kept ??= traffic.entries()),
+    redactor: traffic.redactor,
+  };
   const files: string[] = [];
-  if (reporters.includes('json')) files.push(writeJsonReport(report, dir));
-  if (reporters.includes('junit')) files.push(writeJunitReport(report, dir));
-  if (reporters.includes('html')) files.push(writeHtmlReport(report, dir));
-  const entries = traffic && (reporters.includes('har') || reporters.includes('ndjson')) ? traffic.entries() : [];
-  if (traffic && reporters.includes('har')) files.push(writeHarReport(entries, traffic.redactor, dir));
-  if (traffic && reporters.includes('ndjson')) files.push(writeNdjsonReport(entries, traffic.redactor, dir));
+  for (const reporter of chosen(names)) {
+    const file = reporter.write?.(report, dir, made);
+    if (file) files.push(file);
+  }
   return files;
 }
 
@@ -120,34 +125,34 @@ export interface Reported {
  * come, then the report, the files of the other reporters, and the exit status.
  */
 export class Reporting {
-  private readonly console: ConsoleReporter | undefined;
+  private readonly followers: Follower[];
 
   constructor(
-    private readonly reporters: readonly Reporter[],
+    private readonly reporters: readonly ReporterName[],
     private readonly output: Output,
     total: number,
     strictAssumptions: boolean,
   ) {
-    this.console = reporters.includes('console') ? new ConsoleReporter(output, total, strictAssumptions) : undefined;
+    this.followers = chosen(reporters).flatMap((r) => r.follow?.(output, total, strictAssumptions) ?? []);
   }
 
   /** The console's head: what is checked, through which adapter offering what, then any notes of the mode. */
   start(target: string, adapterName: string, capabilities: Capability[], ...notes: string[]): void {
-    if (!this.console) return;
-    this.console.start(target, adapterName, capabilities);
+    if (this.followers.length === 0) return;
+    for (const follower of this.followers) follower.start(target, adapterName, capabilities);
     for (const note of notes) this.output.write(`${note}\n`);
   }
 
   /** One check's line, as it finishes. */
   result(result: Result): void {
-    this.console?.result(result);
+    for (const follower of this.followers) follower.result(result);
   }
 
   /** The report of the results, its files written into `out`, and the console's summary. */
   finish(of: ReportOf, results: Result[], out: string, traffic?: Traffic): Reported {
     const report = buildReport(of, results);
     const files = writeReports(report, this.reporters, out, traffic);
-    this.console?.summary(report, files);
+    for (const follower of this.followers) follower.summary(report, files);
     return { exitCode: exitCodeOf(report), report, files };
   }
 }

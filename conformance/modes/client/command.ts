@@ -6,10 +6,9 @@
 import { CAPABILITIES, type Capability, type TargetAdapter } from '../../core/adapter.ts';
 import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
 import { Redactor } from '../../core/redact.ts';
-import type { Output } from '../../reporters/console.ts';
 import { concurrencyOf, outOf, reportersOf, seedOf, selectChecks } from '../../runner/flags.ts';
 import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
-import { SetupError } from '../../core/outcome.ts';
+import { SetupError, type Output } from '../../core/outcome.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
 import { byStart, clientEntry } from '../../core/traffic.ts';
 import { createClientRegistry } from './checks/index.ts';

@@ -17,16 +17,14 @@ import { RunContext } from './context/run-context.ts';
 import { descriptionCoverage, shortfallText } from '../../core/description-coverage.ts';
 import { send } from '../../core/http.ts';
 import { at, isObject, text } from '../../core/json.ts';
-import type { Output } from '../../reporters/console.ts';
 import { concurrencyOf, reportersOf, seedOf, selectChecks, settleTimeoutMsOf } from '../../runner/flags.ts';
-import { type Report, type Result, SetupError } from '../../core/outcome.ts';
-import { type Reported, type Reporter, Reporting } from '../../runner/reporting.ts';
+import { type Report, type Result, SetupError, type Output } from '../../core/outcome.ts';
+import type { ReporterName } from '../../reporters/index.ts';
+import { type Reported, Reporting } from '../../runner/reporting.ts';
 import { runTraffic } from '../../core/traffic.ts';
 import { CaptureReceiver } from './capture-receiver.ts';
 import { runChecks } from './run-checks.ts';
 import { receiverTls } from './tls.ts';
-
-export { REPORTERS } from '../../runner/reporting.ts';
 
 export interface RunOptions {
   baseUrl: string;
@@ -287,7 +285,7 @@ async function runWith(
   options: RunOptions & { seed: number },
   config: Waits,
   checks: Check[],
-  reporters: Reporter[],
+  reporters: ReporterName[],
   out: Output,
 ): Promise<RunOutcome> {
   const receiver = new CaptureReceiver();

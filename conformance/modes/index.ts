@@ -1,0 +1,12 @@
+/**
+ * Every mode, listed once, in the order `list` prints their checks: `run` checks an
+ * implementation, `receiver` a merchant's webhook receiver, `client` an API client. A mode
+ * is a folder of its own that exports its record (mode.ts); the program, `list` and the
+ * clauses' traceability read them from here.
+ */
+import type { Mode } from '../runner/mode.ts';
+import { clientMode } from './client/mode.ts';
+import { receiverMode } from './receiver/mode.ts';
+import { runMode } from './run/mode.ts';
+
+export const MODES: readonly Mode[] = [runMode, receiverMode, clientMode];
