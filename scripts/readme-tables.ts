@@ -4,7 +4,7 @@
  * (server/cli-program.ts), the client's methods and options (client/client.ts, its
  * declarations), and for the suite every command's flags (conformance/program.ts), its
  * checks and the capabilities they need (the registries), the clause register
- * (conformance/clauses.ts) and each check's example failure as recorded by
+ * (SERVICE.md and conformance/core/clauses.ts) and each check's example failure as recorded by
  * `npm run docs:failures` (scripts/recorded-failures.json). A README table sits between
  * `<!-- generated:NAME -->` and `<!-- /generated:NAME -->`; a page (conformance/docs/) is
  * generated whole. Both are laid out by the formatter that `npm test` holds every file to
@@ -211,7 +211,7 @@ function clausesPage(): string {
       ].join('\n'),
     ].join('\n\n');
   return [
-    GENERATED('conformance/clauses.ts and the check registries'),
+    GENERATED('SERVICE.md, conformance/core/clauses.ts and the check registries'),
     '# Clauses',
     `Every normative statement of the service document has a stable clause id, and an anchor in [SERVICE.md](../SERVICE.md) placed right before its words (\`SERVICE.md#idem.conflict\`). Each clause below has its words, its strength as the document phrases it, whose duty it is, and the checks that cite it ([checks.md](checks.md)), or why nothing can judge it from outside.`,
     `${CLAUSES.length} clauses (register version ${CLAUSE_REGISTER_VERSION}): ${checkable} judged by checks, ${notCheckable} not checkable from outside.`,
@@ -252,7 +252,7 @@ function capabilitiesPage(): string {
   });
   const free = checks.filter((c) => (c.requires ?? []).length === 0).length;
   return [
-    GENERATED('the capabilities of conformance/adapter.ts and the check registry'),
+    GENERATED('the capabilities of conformance/core/adapter.ts and the check registry'),
     '# Capabilities',
     'What each capability of a target adapter lets `run` check, and the checks that need it: a check whose capability the adapter does not offer is skipped, its reason naming it ([adapter-reference.md](adapter-reference.md) says how each is called). No check needs `paymentLinks` or `legacyTransactions`: the checks listed use them when offered, and the modelled requests otherwise.',
     `${free} of ${checks.length} checks need no capability: organisations (made by the adapter, or \`--config\` profiles) are enough.`,

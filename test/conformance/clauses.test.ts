@@ -10,6 +10,7 @@ import { CLAUSES, clause } from '../../conformance/core/clauses.ts';
 import { receiverChecks } from '../../conformance/modes/receiver/checks/index.ts';
 import { Registry } from '../../conformance/runner/registry.ts';
 import { traceability } from '../../conformance/traceability.ts';
+import { clauseTextFile } from '../../scripts/clause-text.ts';
 
 const service = readFileSync(new URL('../../SERVICE.md', import.meta.url), 'utf8');
 
@@ -66,5 +67,16 @@ describe('the clause register', () => {
     // Only checks that rely on a rule of ours are assumptions.
     for (const check of createRegistry().all())
       expect(check.level === 'assumption', check.id).toBe(Boolean(check.assumption));
+  });
+
+  it('takes its words from SERVICE.md alone, its version raised when they change and kept when not', () => {
+    const committed = readFileSync(new URL('../../conformance/core/clause-text.ts', import.meta.url), 'utf8');
+    const versionOf = (file: string) => /CLAUSE_REGISTER_VERSION = '(\d+)'/.exec(file)?.[1];
+    expect(clauseTextFile(service, committed, 'marker')).toBe(committed.replace(/^\/\/ .*\n/, '// marker\n'));
+    const reworded = service.replace('Always `single`', 'Always `single` or `multi`');
+    const next = clauseTextFile(reworded, committed, 'marker');
+    expect(versionOf(next)).toBe(String(Number(versionOf(committed)) + 1));
+    expect(next).toContain('"create.type", "type | body | string | yes | Always `single` or `multi`"');
+    expect(clauseTextFile(reworded, next, 'marker')).toBe(next);
   });
 });
