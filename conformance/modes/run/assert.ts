@@ -5,6 +5,7 @@
 import type { Exchange } from '../../core/exchange.ts';
 import { at, isObject, type JsonObject, show } from '../../core/json.ts';
 import { CheckFailure } from '../../core/outcome.ts';
+import { plainErrorProblem } from '../../rules/errors.ts';
 
 export function fail(message: string, exchange?: Exchange): never {
   throw new CheckFailure(message, exchange ? { exchange } : undefined);
@@ -29,4 +30,11 @@ export function expectError(exchange: Exchange, status: number, codes: string | 
   );
   const error = at(exchange.json, 'error');
   return isObject(error) ? error : {};
+}
+
+/** The token endpoint's failure body: a plain string `error` (Errors: Envelope, exception). */
+export function expectPlainError(exchange: Exchange, status: number, what: string): void {
+  expectStatus(exchange, status, what);
+  const problem = plainErrorProblem(exchange.json);
+  if (problem) fail(`${what}: ${problem}`, exchange);
 }

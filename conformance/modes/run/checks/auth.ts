@@ -3,13 +3,12 @@
  * but the token endpoint needs `Authorization: Bearer <token>`; each failure has its own
  * 401 code: unauthorized, invalid_token, token_expired, unknown_api_key.
  */
-import { expectError, expectStatus } from '../assert.ts';
+import { expectError, expectPlainError, expectStatus } from '../assert.ts';
 import { legacyTransactionBody, paymentLinkBody, sessionBody, spoilt } from '../context/api.ts';
 import type { CheckContext, RunCheck } from '../context/check-context.ts';
 import type { Org } from '../context/organisations.ts';
 import { text } from '../../../core/json.ts';
 import { CheckSkipped, SuiteTooLate } from '../../../core/outcome.ts';
-import { expectPlainError } from './token.ts';
 
 const section = 'Authentication';
 /** Token lifetime is five minutes (Authentication 4). */

@@ -4,20 +4,12 @@
  * an unknown client id and a wrong secret get the identical answer.
  */
 import type { RunCheck } from '../context/check-context.ts';
-import { expect, expectStatus, fail } from '../assert.ts';
+import { expect, expectPlainError, expectStatus, fail } from '../assert.ts';
 import type { Exchange } from '../../../core/exchange.ts';
 import { at } from '../../../core/json.ts';
-import { plainErrorProblem } from '../../../rules/errors.ts';
 import { tellingApart, tokenResponseProblem } from '../../../rules/token.ts';
 
 const section = 'Endpoints: POST /api/token';
-
-/** The token endpoint's failure body: a plain string `error` (Errors: Envelope, exception). */
-export function expectPlainError(exchange: Exchange, status: number, what: string): void {
-  expectStatus(exchange, status, what);
-  const problem = plainErrorProblem(exchange.json);
-  if (problem) fail(`${what}: ${problem}`, exchange);
-}
 
 /** An answer for a report: its status, the headers named (or their absence), and its body. */
 function describe(exchange: Exchange, names: readonly string[]): string {
