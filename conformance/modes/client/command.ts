@@ -10,7 +10,8 @@ import { concurrencyOf, outOf, reportersOf, seedOf, selectChecks } from '../../r
 import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
 import { SetupError, type Output } from '../../core/outcome.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
-import { byStart, clientEntry } from '../../core/traffic.ts';
+import { byStart } from '../../core/traffic.ts';
+import { clientEntry } from './traffic.ts';
 import { createClientRegistry } from './checks/index.ts';
 import { SETTLE_TIMEOUT_MS } from './scenarios.ts';
 import { ClientRun, currentCheck } from './context.ts';

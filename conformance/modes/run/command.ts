@@ -21,7 +21,7 @@ import { concurrencyOf, reportersOf, seedOf, selectChecks, settleTimeoutMsOf } f
 import { type Report, type Result, SetupError, type Output } from '../../core/outcome.ts';
 import type { ReporterName } from '../../reporters/index.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
-import { runTraffic } from '../../core/traffic.ts';
+import { runTraffic } from './traffic.ts';
 import { CaptureReceiver } from './capture-receiver.ts';
 import { runChecks } from './run-checks.ts';
 import { receiverTls } from './tls.ts';
