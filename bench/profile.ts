@@ -61,15 +61,15 @@ const STAGES: ReadonlyArray<readonly [stage: string, owns: RegExp]> = [
   ],
   [
     'request log (pino)',
-    /server\/dist[\w-]*\/((middleware|http)\/request-log|logging)\.js|node_modules\/(pino|sonic-boom|quick-format-unescaped|fast-redact|atomic-sleep|on-exit-leak-free|thread-stream)\//,
+    /server\/dist[\w-]*\/(http\/request-log|logging)\.js|node_modules\/(pino|sonic-boom|quick-format-unescaped|fast-redact|atomic-sleep|on-exit-leak-free|thread-stream)\//,
   ],
   [
     'Koa (context, middleware chain, error envelope, Host check)',
-    /server\/dist[\w-]*\/(http\/koa-app|middleware\/error-envelope)\.js|node_modules\/(koa|koa-compose|delegates|parseurl|statuses|on-finished|ee-first|encodeurl|content-type|type-is|mime-types|accepts|negotiator|vary|cookies|keygrip|http-errors|depd|fresh|only|escape-html|destroy|koa-convert)\//,
+    /server\/dist[\w-]*\/http\/(koa-app|error-envelope)\.js|node_modules\/(koa|koa-compose|delegates|parseurl|statuses|on-finished|ee-first|encodeurl|content-type|type-is|mime-types|accepts|negotiator|vary|cookies|keygrip|http-errors|depd|fresh|only|escape-html|destroy|koa-convert)\//,
   ],
   [
     'body reading and decoding (raw-body, decode)',
-    /server\/dist[\w-]*\/(middleware\/raw-body|http\/decode|http\/headers)\.js|node_modules\/(raw-body|bytes|iconv-lite|unpipe|@humanwhocodes\/momoa)\//,
+    /server\/dist[\w-]*\/http\/(raw-body|decode|headers)\.js|node_modules\/(raw-body|bytes|iconv-lite|unpipe|@humanwhocodes\/momoa)\//,
   ],
   ['routing (api adapter, router)', /server\/dist[\w-]*\/http\/(api|openapi\/router)\.js/],
   ['security check (bearer token)', /server\/dist[\w-]*\/(auth\/|http\/backends\.js)|node_modules\/jose\//],
@@ -79,7 +79,7 @@ const STAGES: ReadonlyArray<readonly [stage: string, owns: RegExp]> = [
   ],
   [
     'pipeline and backend (decisions, answers)',
-    /server\/dist[\w-]*\/http\/(openapi\/(pipeline|backend)|errors|operation)\.js/,
+    /server\/dist[\w-]*\/(http\/(openapi\/(pipeline|backend)|errors|operation)|json-text)\.js/,
   ],
   ['idempotency (body hash, key claim)', /server\/dist[\w-]*\/domain\/idempotency\.js/],
   [

@@ -1,6 +1,8 @@
 /**
- * The reference server's composition root: makes each part and wires them together (the
- * Koa middleware are in http/koa-app.ts, the request flow in ARCHITECTURE.md).
+ * The reference server's composition root: makes each part and wires them together, the
+ * operations' handlers (handlers/, sandbox/handlers.ts) and the docs' pages into the HTTP
+ * layer among them (the Koa middleware are in http/koa-app.ts, the request flow in
+ * ARCHITECTURE.md).
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -15,6 +17,7 @@ import { docsPages } from './docs/site.ts';
 import { Idempotency } from './domain/idempotency.ts';
 import { Ids } from './domain/ids.ts';
 import { type DemoOrganisation, demoOrganisation } from './domain/organisations.ts';
+import { publicHandlers } from './handlers/index.ts';
 import { serveApi } from './http/api.ts';
 import { koaApp } from './http/koa-app.ts';
 import { publicApi, sandboxApi } from './http/backends.ts';
@@ -24,6 +27,7 @@ import { listen } from './http/server.ts';
 import { serverLog } from './logging.ts';
 import { packageRoot } from './root.ts';
 import { Faults } from './domain/faults.ts';
+import { sandboxHandlers } from './sandbox/handlers.ts';
 import { checkSandboxExposure, sandboxToken as sandboxTokenOf } from './sandbox/token.ts';
 import type { Services } from './scope.ts';
 import { openStore } from './store/open.ts';
@@ -142,9 +146,10 @@ async function compose(
   // Its failure is the start's, at the await below; until then it is not unhandled.
   demoMade?.catch(() => undefined);
   const definitions = { public: readDescription('openapi.json'), sandbox: readDescription('sandbox.json') };
+  // The operations' handlers are wired in here: the HTTP layer serves whatever it is handed.
   const apis = {
-    public: await publicApi(definitions.public),
-    sandbox: sandboxToken ? await sandboxApi(definitions.sandbox, sandboxToken) : undefined,
+    public: await publicApi(definitions.public, publicHandlers),
+    sandbox: sandboxToken ? await sandboxApi(definitions.sandbox, sandboxToken, sandboxHandlers) : undefined,
   };
   const publicUrl = (options.publicUrl ?? http.url).replace(/\/$/, '');
   const docsUrl = (options.docsUrl ?? `${publicUrl}/docs`).replace(/\/$/, '');

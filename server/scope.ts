@@ -7,7 +7,7 @@ import type { Authentication, Tokens } from './auth/tokens.ts';
 import type { DomainError, ErrorDetail } from './domain/errors.ts';
 import type { Idempotency } from './domain/idempotency.ts';
 import type { Ids } from './domain/ids.ts';
-import type { JsonText } from './http/operation.ts';
+import type { JsonText } from './json-text.ts';
 import type { Faults } from './domain/faults.ts';
 import type { Payment, Store } from './store/types.ts';
 import type { WebhookDispatcher } from './webhooks/dispatcher.ts';

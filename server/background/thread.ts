@@ -23,6 +23,7 @@ import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
+import type { CheckpointOptions, Checkpointer, CommitHold } from '../store/sqlite/commits.ts';
 import type { Answer, FromServer, FromThread, Question, Rewind, WorkerData } from './protocol.ts';
 
 /**
@@ -35,20 +36,6 @@ export const CHECKPOINT_INTERVAL_MS = 300;
 
 /** However the thread fares, commits are never held longer than this. */
 const HOLD_LIMIT_MS = 250;
-
-/** What the database's only writer does while the thread rewinds the WAL. */
-export interface CommitHold {
-  /** Start no commit until `release` (reads and everything else go on). */
-  hold(): void;
-  release(): void;
-}
-
-export interface CheckpointOptions {
-  /** WAL length (frames, 4 KiB each) past which the thread has the WAL rewound. */
-  rewindFrames: number;
-  /** How the thread holds the writer's commits while it copies the last frames. */
-  commits: CommitHold;
-}
 
 type Ask = Question extends infer Q ? (Q extends Question ? Omit<Q, 'id'> : never) : never;
 
@@ -75,7 +62,8 @@ function startWorker(data: WorkerData): Worker {
   });
 }
 
-export class Background {
+/** The SQLite store's Checkpointer (store/sqlite/commits.ts), and scrypt's thread. */
+export class Background implements Checkpointer {
   private worker: Worker | undefined;
   private dead = false;
   private nextId = 1;

@@ -5,7 +5,7 @@
  */
 import { scryptSync } from 'node:crypto';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type CheckpointedDatabase, catchUp, checkpoint, openForCheckpoints } from '../store/sqlite/checkpoints.ts';
+import { type CheckpointedDatabase, catchUp, checkpoint, openForCheckpoints } from '../store/sqlite/commits.ts';
 import type { FromServer, FromThread, WorkerData } from './protocol.ts';
 
 interface Watched {

@@ -6,8 +6,8 @@
  */
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { RouterMiddleware as Middleware } from '@koa/router';
 import type { Context } from 'koa';
+import type { DocsPages } from '../http/pages.ts';
 import { PAGE_POLICY, redocPolicy } from '../http/security.ts';
 import { collectErrorCodes, renderErrorPage } from './error-page.ts';
 import { renderLandingPage } from './landing.ts';
@@ -28,13 +28,6 @@ export interface SiteOptions {
   descriptions: object[];
   publicUrl: string;
   sandbox: boolean;
-}
-
-export interface DocsPages {
-  landing: Middleware;
-  errorCodes: Middleware;
-  /** A file of the Redoc site, by the path after /docs/. */
-  file: Middleware;
 }
 
 const html = (ctx: Context, body: string | Buffer) => {

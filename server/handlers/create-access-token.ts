@@ -8,13 +8,14 @@
  */
 import type { operations } from '@payment-service/contract';
 import { TOKEN_LIFETIME_TEXT } from '../auth/tokens.ts';
-import { TOKEN_FAILURES } from '../http/errors.ts';
+import { MALFORMED_TOKEN_REQUEST, TOKEN_FAILURES } from '../http/errors.ts';
 import type { Handler, Reply } from '../http/operation.ts';
 import type { Scope } from '../scope.ts';
 
 type CreateAccessToken = operations['createAccessToken'];
 
-export const MALFORMED: Reply<CreateAccessToken> = { status: 400, body: { error: TOKEN_FAILURES[400]! } };
+// The HTTP layer's answer, held here to the operation's documented 400.
+const MALFORMED: Reply<CreateAccessToken> = MALFORMED_TOKEN_REQUEST;
 const INVALID: Reply<CreateAccessToken> = { status: 401, body: { error: TOKEN_FAILURES[401]! } };
 
 const tooMany = (seconds: number): Reply<CreateAccessToken> => ({

@@ -7,7 +7,8 @@ import { orgNow } from '../domain/clock.ts';
 import { DomainError } from '../domain/errors.ts';
 import type { Save } from '../domain/idempotency.ts';
 import { type CreateFields, checkConfiguration, newPayment } from '../domain/payments.ts';
-import { type JsonText, jsonText, type OkBody, type OperationRequest, type Reply } from '../http/operation.ts';
+import type { OkBody, OperationRequest, Reply } from '../http/operation.ts';
+import { type JsonText, jsonText } from '../json-text.ts';
 import { authenticated, type Scope } from '../scope.ts';
 import type { Payment, PaymentKind } from '../store/types.ts';
 

@@ -6,7 +6,8 @@ import type { operations } from '@payment-service/contract';
 import { orgNow } from '../domain/clock.ts';
 import { notFound } from '../domain/errors.ts';
 import { sessionReadShape, statusAt } from '../domain/payments.ts';
-import { type Handler, jsonText } from '../http/operation.ts';
+import type { Handler } from '../http/operation.ts';
+import { jsonText } from '../json-text.ts';
 import { authenticated, type Scope } from '../scope.ts';
 
 type GetCheckoutSession = operations['getCheckoutSession'];

@@ -1,4 +1,4 @@
-/** The public API's handlers, keyed by operationId: the description's name is the code's. */
+/** The public API's handlers, keyed by operationId: the description's name is the code's. Wired in by app.ts. */
 import type { operations, paths } from '@payment-service/contract';
 import type { Handlers } from '../http/operation.ts';
 import type { Scope } from '../scope.ts';

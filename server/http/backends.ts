@@ -2,21 +2,27 @@
  * The two APIs, each a Backend (openapi/backend.ts) over its description: the public API
  * (bearer tokens from POST /api/token) and the sandbox API (the sandbox token). What each
  * adds to the description: how its security scheme is checked, how a failed check is
- * answered, and the field checks that depend on the caller.
+ * answered, and the field checks that depend on the caller. Each API's handlers are handed
+ * in by the composition root (app.ts): handlers/ for the public API, sandbox/handlers.ts
+ * for the sandbox's.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
+import type { operations, paths } from '@payment-service/contract';
+import type { operations as SandboxOperations, paths as SandboxPaths } from '@payment-service/contract/sandbox';
 import type { Document, Operation, ParsedRequest } from 'openapi-backend';
 import { FAILURE_WINDOW_MS, FailureCounts, Pace, sourceOf, THROTTLED_PACE_MS } from '../auth/credentials.ts';
 import type { ErrorDetail } from '../domain/errors.ts';
 import { refuseWebhookUrl } from '../domain/webhook-target.ts';
-import { MALFORMED } from '../handlers/create-access-token.ts';
-import { publicHandlers } from '../handlers/index.ts';
-import { sandboxHandlers } from '../sandbox/handlers.ts';
 import type { Scope } from '../scope.ts';
-import { ApiError } from './errors.ts';
+import { ApiError, MALFORMED_TOKEN_REQUEST } from './errors.ts';
 import { sentTwice } from './headers.ts';
 import { Backend } from './openapi/backend.ts';
-import { untyped } from './operation.ts';
+import { type Handlers, untyped } from './operation.ts';
+
+/** The public API's handlers, keyed by operationId (handlers/index.ts). */
+export type PublicHandlers = Handlers<operations, paths, Scope>;
+/** The sandbox API's handlers, keyed by operationId (sandbox/handlers.ts). */
+export type SandboxHandlers = Handlers<SandboxOperations, SandboxPaths, Scope>;
 
 /** RFC 9110 11.6.1: a 401 names the scheme that would work. */
 const API_CHALLENGE = 'Bearer realm="api"';
@@ -59,10 +65,10 @@ function publicFieldChecks(operation: Operation, request: ParsedRequest, scope: 
   return details;
 }
 
-export function publicApi(definition: Document): Promise<Backend<Scope>> {
+export function publicApi(definition: Document, handlers: PublicHandlers): Promise<Backend<Scope>> {
   return Backend.create<Scope>({
     definition,
-    handlers: untyped(publicHandlers),
+    handlers: untyped(handlers),
     security: {
       bearerAuth: async (request, scope) => {
         // Node keeps the first of two Authorization headers; which one is meant is unknowable.
@@ -93,7 +99,7 @@ export function publicApi(definition: Document): Promise<Backend<Scope>> {
     },
     // The token endpoint answers its failures as { error: <string> }, not the envelope.
     onInvalid: (operation, scope) =>
-      operation.operationId === 'createAccessToken' ? MALFORMED : bodyProblemFirst(operation, scope),
+      operation.operationId === 'createAccessToken' ? MALFORMED_TOKEN_REQUEST : bodyProblemFirst(operation, scope),
     moreValidation: publicFieldChecks,
   });
 }
@@ -113,14 +119,18 @@ function sameSecret(given: string, expected: string): boolean {
   return timingSafeEqual(a, b);
 }
 
-export function sandboxApi(definition: Document, sandboxToken: string): Promise<Backend<Scope>> {
+export function sandboxApi(
+  definition: Document,
+  sandboxToken: string,
+  handlers: SandboxHandlers,
+): Promise<Backend<Scope>> {
   const failures = new FailureCounts(SANDBOX_FAILURE_LIMIT, FAILURE_WINDOW_MS);
   const pace = new Pace(THROTTLED_PACE_MS);
   /** Requests whose wrong token came from a source over the limit: seconds until it ends. */
   const throttled = new WeakMap<Scope, number>();
   return Backend.create<Scope>({
     definition,
-    handlers: untyped(sandboxHandlers),
+    handlers: untyped(handlers),
     security: {
       sandboxToken: (request, scope) => {
         if (sentTwice(scope.koa.req, 'authorization')) return false;

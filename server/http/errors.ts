@@ -83,6 +83,12 @@ export const TOKEN_FAILURES: Readonly<Record<number, string>> = {
   500: 'internal_error',
 };
 
+/**
+ * The token endpoint's 400, whichever check refuses the request: validation (a field
+ * missing or malformed, http/backends.ts) or the handler's own (a body not form-encoded).
+ */
+export const MALFORMED_TOKEN_REQUEST = { status: 400, body: { error: TOKEN_FAILURES[400]! } } as const;
+
 export const TOKEN_PATH = '/api/token';
 
 export const isTokenRequest = (method: string | undefined, path: string) => method === 'POST' && path === TOKEN_PATH;

@@ -1,14 +1,14 @@
 /**
- * The Koa application, its middleware outermost first: error envelope → Host check → raw
- * body → the two APIs by path prefix → the page table → 404. (Each request is named and
- * logged before Koa sees it: request-log.ts.)
+ * The Koa application, its middleware outermost first: error envelope (error-envelope.ts)
+ * → Host check → raw body (raw-body.ts) → the two APIs by path prefix → the page table →
+ * 404. (Each request is named and logged before Koa sees it: request-log.ts.)
  */
 import Koa, { type Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { validationFailed } from '../domain/errors.ts';
-import { errorEnvelope } from '../middleware/error-envelope.ts';
-import { rawBody } from '../middleware/raw-body.ts';
+import { errorEnvelope } from './error-envelope.ts';
 import { ApiError } from './errors.ts';
+import { rawBody } from './raw-body.ts';
 import type { Responder } from './responder.ts';
 
 export interface Routes {

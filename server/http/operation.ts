@@ -4,7 +4,10 @@
  * `operations`, so a description change that breaks a handler fails `tsc`. The pipeline
  * (openapi/pipeline.ts) validates every request against the same description before a
  * handler sees it; that is what makes the one cast between the two (`untyped`) sound.
+ * The handlers (handlers/, sandbox/handlers.ts) are written to these types and handed to
+ * the HTTP layer by the composition root (app.ts).
  */
+import type { JsonText } from '../json-text.ts';
 
 /** What every operation of openapi-typescript's `operations` looks like. */
 interface OperationShape {
@@ -26,11 +29,6 @@ export type QueryOf<O extends OperationShape> = O['parameters'] extends { query?
   : Record<string, never>;
 /** The body of the operation's 200 answer. */
 export type OkBody<O extends OperationShape> = JsonOf<Responses<O>[200 & keyof Responses<O>]>;
-
-declare const shapeOf: unique symbol;
-/** JSON text known to hold a `T`: an answer serialised once and kept (a create's, to replay it). */
-export type JsonText<T> = string & { readonly [shapeOf]: T };
-export const jsonText = <T>(value: T): JsonText<T> => JSON.stringify(value) as JsonText<T>;
 
 export interface OperationRequest<O extends OperationShape> {
   params: PathOf<O>;

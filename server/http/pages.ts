@@ -6,11 +6,21 @@
  */
 import { Router, type RouterMiddleware } from '@koa/router';
 import type { Middleware } from 'koa';
-import type { DocsPages } from '../docs/site.ts';
 import { hostedPages } from '../pay/page.ts';
 import type { Services } from '../scope.ts';
 import { methodNotAllowed } from './errors.ts';
 import type { Responder } from './responder.ts';
+
+/**
+ * The docs' pages as the table routes them, made by docs/site.ts and handed in by the
+ * composition root (app.ts): the HTTP layer routes them and knows nothing of how they are made.
+ */
+export interface DocsPages {
+  landing: RouterMiddleware;
+  errorCodes: RouterMiddleware;
+  /** A file of the Redoc site, by the path after /docs/. */
+  file: RouterMiddleware;
+}
 
 /** How long a health answer stands: a load balancer polling it costs at most one write a second. */
 const HEALTH_CHECK_MS = 1000;

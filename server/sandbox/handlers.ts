@@ -1,6 +1,7 @@
 /**
  * The sandbox API's handlers, keyed by operationId (openapi/sandbox.yaml): provisioning,
- * the per-organisation clock and faults. Test controls for the reference server only.
+ * the per-organisation clock and faults. Test controls for the reference server only,
+ * wired in by app.ts alone.
  */
 import type { components, operations, paths } from '@payment-service/contract/sandbox';
 import { iso, orgNow, SECOND } from '../domain/clock.ts';

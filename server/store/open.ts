@@ -4,11 +4,12 @@
  * SQLite never loads pg, nor one on PostgreSQL better-sqlite3.
  */
 import type { Logger } from 'pino';
-import type { Background } from '../background/thread.ts';
+import type { Checkpointer } from './sqlite/commits.ts';
 import type { Store } from './types.ts';
 
 export interface StoreOptions {
-  background: Background;
+  /** SQLite only: what runs the WAL checkpoints beside the server (the background thread, background/thread.ts). */
+  background: Checkpointer;
   log: Logger;
   /** SQLite only: WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   rewindFrames?: number;

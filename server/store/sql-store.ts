@@ -1,9 +1,11 @@
 /**
  * What every store does the same way, written once with Kysely's typed builder on the
  * shared schema (schema.ts, migrations.ts): each query here means the same on SQLite and
- * on PostgreSQL. A store adds its connection, its creates (how a key is claimed with the
- * payment), and what its dialect does differently; the SQLite store also keeps copies in
- * memory, which only its one process may.
+ * on PostgreSQL. Each dialect's folder (sqlite/, postgres/) holds the same files: its
+ * connection (connection.ts), its creates (commits.ts: how a key is claimed with the
+ * payment), the reads every request makes (reads.ts: the SQLite store keeps copies in
+ * memory, which only its one process may), and its class over this one (store.ts), with
+ * what its dialect does differently.
  */
 import { type Kysely, Migrator, type OnConflictBuilder, type SelectQueryBuilder, sql, type Transaction } from 'kysely';
 import { type Dialect, migrationProvider } from './migrations.ts';

@@ -1,10 +1,10 @@
 /**
  * The SQLite store's memory caches are bounded by estimated bytes as well as by count
- * (server/store/sqlite/caches.ts): payments carrying merchant strings at their longest
+ * (server/store/sqlite/reads.ts): payments carrying merchant strings at their longest
  * must not let the session cache hold far more than its bytes, however many are read.
  */
 import { describe, expect, it } from 'vitest';
-import { Bounded, SessionCache } from '../../server/store/sqlite/caches.ts';
+import { Bounded, SessionCache } from '../../server/store/sqlite/reads.ts';
 import type { Payment } from '../../server/store/types.ts';
 
 const MiB = 1024 * 1024;

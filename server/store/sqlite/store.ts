@@ -1,19 +1,14 @@
 /**
  * The SQLite store: better-sqlite3 behind Kysely, WAL journal, the shared queries of
- * SqlStore. What it adds, each in its own module: the lock that makes its process the
- * file's only user (file-lock.ts), the integrity check at start (integrity.ts), prepared
- * and precompiled statements for the per-request queries (statements.ts), group commit
- * of creates (group-commit.ts), the copies that only user may keep (caches.ts), and WAL
- * upkeep (wal.ts).
- *
- * The connection has no busy timeout: a lock held by another process makes a write fail
- * at once (creates wait a little, off the event loop: group-commit.ts) instead of
- * blocking every request, and reads go on, as WAL readers never wait for a writer.
+ * SqlStore. What it adds, as every dialect's folder has it: the file made private, locked
+ * so that its process is the file's only user, checked at start, and its statements
+ * prepared once (connection.ts); group commit of creates and the WAL's upkeep
+ * (commits.ts); the copies that only user may keep (reads.ts); and here, the precompiled
+ * per-request queries and the class that ties them together.
  */
 import path from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { Kysely, type Selectable, SqliteDialect } from 'kysely';
-import type { Background } from '../../background/thread.ts';
 import {
   IDEMPOTENCY_COLUMNS,
   type IdempotencyKeysTable,
@@ -37,32 +32,27 @@ import type {
   Payment,
   PaymentUpdate,
 } from '../types.ts';
-import { AccountCache, SessionCache } from './caches.ts';
-import { lockFile } from './file-lock.ts';
-import { preparePrivateFiles } from './files.ts';
-import { GroupCommit } from './group-commit.ts';
-import { checkIntegrity } from './integrity.ts';
-import { compiled, withStatementCache } from './statements.ts';
-import { keepWalShort } from './wal.ts';
+import { type Checkpointer, type Create, GroupCommit, keepWalShort } from './commits.ts';
+import { compiled, openDatabase, withStatementCache } from './connection.ts';
+import { AccountCache, SessionCache } from './reads.ts';
 
 export { CLEANUP_CHUNK } from '../sql-store.ts';
 
 export interface SqliteOptions {
   /** SQLite file path, or `:memory:`. */
   file: string;
-  /** Runs the WAL checkpoints (and is told when to hold commits). */
-  background: Background;
+  /** Runs the WAL checkpoints (and is told when to hold commits): the background thread. */
+  background: Checkpointer;
   /** WAL length (4 KiB frames) at which the background thread has the WAL rewound. */
   rewindFrames?: number;
   /** Make the file's folder when missing (the default `.data/`); otherwise a missing folder is an error. */
   makeFolder?: boolean;
 }
 
-interface Create {
-  payment: Payment;
-  idempotency: IdempotencyRecord | undefined;
-}
-
+/**
+ * The per-request queries, compiled once (connection.ts, `compiled`): the polled session's
+ * read, and a create's key claim and insert, which run in the group commit.
+ */
 function compileQueries(database: Database.Database, db: Kysely<Tables>) {
   return {
     paymentBySession: compiled(
@@ -103,31 +93,8 @@ function compileQueries(database: Database.Database, db: Kysely<Tables>) {
   };
 }
 
-/** Opens the file: its lock first, then SQLite's integrity check, then the connection's settings. */
-function open(
-  file: string | undefined,
-  makeFolder: boolean,
-): { database: Database.Database; lock?: { release(): void } } {
-  if (file) preparePrivateFiles(file, makeFolder);
-  const lock = file ? lockFile(file) : undefined;
-  let database: Database.Database | undefined;
-  try {
-    database = new Database(file ?? ':memory:', { timeout: 0 });
-    if (file) checkIntegrity(database, file);
-    database.pragma('journal_mode = WAL');
-    // WAL with synchronous=NORMAL survives a process crash (not a power loss) and keeps writes fast.
-    database.pragma('synchronous = NORMAL');
-    database.pragma('foreign_keys = ON');
-    return { database, lock };
-  } catch (error) {
-    database?.close();
-    lock?.release();
-    throw error;
-  }
-}
-
 export class SqliteStore extends SqlStore {
-  /** One server per file (file-lock.ts): its copies in memory stay exact. */
+  /** One server per file (lockFile, connection.ts): its copies in memory stay exact. */
   readonly exclusive = true;
   private readonly database: Database.Database;
   private readonly file: string | undefined;
@@ -141,7 +108,7 @@ export class SqliteStore extends SqlStore {
 
   constructor(private readonly options: SqliteOptions) {
     const file = options.file === ':memory:' ? undefined : path.resolve(options.file);
-    const { database, lock } = open(file, options.makeFolder ?? false);
+    const { database, lock } = openDatabase(file, options.makeFolder ?? false);
     super(new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) }), 'sqlite');
     this.database = database;
     this.file = file;

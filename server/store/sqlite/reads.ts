@@ -1,7 +1,8 @@
 /**
- * What the SQLite store keeps in memory, exact because its process is the file's only
- * writer (file-lock.ts) and every write goes through the store, which updates or drops
- * the entry after its commit:
+ * How the SQLite store answers the reads every request makes: from what it keeps in
+ * memory, exact because its process is the file's only writer (lockFile, connection.ts)
+ * and every write goes through the store, which updates or drops the entry after its
+ * commit:
  *
  * - organisations and API keys, read on every authenticated request;
  * - payments read by session id, the most polled read ("the authoritative way to decide

@@ -7,10 +7,10 @@
  */
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
-import { requestIdOf } from '../http/request-log.ts';
-import { answerFor, errorJson, internalError, isTokenRequest } from '../http/errors.ts';
-import type { Responder } from '../http/responder.ts';
+import { answerFor, errorJson, internalError, isTokenRequest } from './errors.ts';
 import { ClientGone } from './raw-body.ts';
+import { requestIdOf } from './request-log.ts';
+import type { Responder } from './responder.ts';
 
 export function errorEnvelope(docsUrl: string, log: Logger, responder: Responder): Middleware {
   return async function answerErrors(ctx, next) {
