@@ -2,7 +2,7 @@
  * The reference tables of the package READMEs and the conformance suite's reference pages,
  * written from their sources so that they cannot drift: the server's flags
  * (server/cli-program.ts), the client's methods and options (client/client.ts, its
- * declarations), and for the suite every command's flags (conformance/program.ts), its
+ * declarations), and for the suite every command's flags (the records of conformance/commands.ts), its
  * checks and the capabilities they need (the registries), the clause register
  * (SERVICE.md and conformance/core/clauses.ts) and each check's example failure as recorded by
  * `npm run docs:failures` (scripts/recorded-failures.json). A README table sits between
@@ -280,7 +280,7 @@ function flagsPage(): string {
     ].join('\n\n');
   });
   return [
-    GENERATED('conformance/program.ts'),
+    GENERATED('the command records of conformance/commands.ts'),
     '# Flags',
     `Every command of \`payment-conformance\` and its flags, as \`--help\` gives them. \`payment-conformance --version\` prints the suite's version. Exit status of every command: 0 passed, 1 a \`must\` check failed, 2 a usage or setup error (the README's "Exit codes").`,
     ...entries,
