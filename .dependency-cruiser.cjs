@@ -145,7 +145,8 @@ module.exports = {
     },
     {
       name: 'http-is-handed-its-handlers-and-pages',
-      comment: 'The HTTP layer serves what the composition root hands it: the operations’ handlers and the docs’ pages.',
+      comment:
+        'The HTTP layer serves what the composition root hands it: the operations’ handlers and the docs’ pages.',
       severity: 'error',
       from: { path: '^server/http/' },
       to: { path: '^server/(handlers|sandbox|docs)/' },
