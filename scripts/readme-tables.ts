@@ -203,7 +203,7 @@ function clausesPage(): string {
       `### <a id="${c.id}"></a>${c.id}`,
       `> ${prose(wordsOf(c))}`,
       [
-        `- strength: \`${c.strength}\`, the duty of ${duty[c.subject]}`,
+        `- strength: \`${c.strength}\`, the duty of ${duty[c.subject]}${c.decidedBy ? `; decided by ${prose(c.decidedBy)}` : ''}`,
         `- in the document: [SERVICE.md](../SERVICE.md#${c.id})`,
         c.notCheckable
           ? `- not checkable from outside: ${c.notCheckable}`

@@ -27,6 +27,8 @@ export interface Clause {
   subject: Subject;
   /** Why no check can judge it from outside the implementation. */
   notCheckable?: string;
+  /** The words that decide its strength (Reading.decidedBy). */
+  decidedBy?: string;
 }
 
 /** How the suite reads a clause, where it is not a must of the service that a check can judge. */
@@ -34,6 +36,11 @@ export interface Reading {
   strength?: Strength;
   subject?: Subject;
   notCheckable?: string;
+  /**
+   * The words that decide its strength, and why: for a duty of a client, whose level the
+   * document gives in a word ("should", "must") or in a plain statement of what clients do.
+   */
+  decidedBy?: string;
 }
 
 /** The register's sections in document order, each from the clause it starts at. */
@@ -65,16 +72,28 @@ export const SECTIONS: ReadonlyArray<readonly [firstClause: string, section: str
 
 /** Every clause that is not a must of the service judged from outside: its strength, whose duty it is, or why it cannot be judged. */
 export const READING: Readonly<Record<string, Reading>> = {
-  'res.token.reuse': { strength: 'should', subject: 'client' },
-  'state.open': { subject: 'client' },
+  'res.token.reuse': {
+    strength: 'should',
+    subject: 'client',
+    decidedBy: '"Clients should reuse a token": a should, in the Resources table’s notes',
+  },
+  'state.open': { subject: 'client', decidedBy: '"must not fulfil, and must not error"' },
   'token.500': {
     notCheckable:
       'needs a failure of the service itself; the adapter’s injectFault reaches the create endpoint only (see IDEM-007)',
   },
-  'redirect.not-proof': { subject: 'client' },
-  'idem.no-key': { subject: 'client' },
+  'redirect.not-proof': { subject: 'client', decidedBy: '"the merchant must read the session back"' },
+  'idem.no-key': {
+    subject: 'client',
+    decidedBy:
+      '"a retry may create a second payment": a numbered rule saying what a create sent again without a key risks; a client keeps to it by never sending a create twice but under one key, so it reads as a must',
+  },
   'auth.secret': { subject: 'client', notCheckable: 'a rule for the merchant keeping the secret' },
-  'auth.reuse': { strength: 'should', subject: 'client' },
+  'auth.reuse': {
+    subject: 'client',
+    decidedBy:
+      '"Token lifetime is five minutes. Clients reuse a token until it expires": a numbered rule of Authentication, stated plainly as what clients do, like the rules beside it (rule 5: "the client fetches a new token and repeats the request once"); the "should" of the Resources table is its own clause (res.token.reuse)',
+  },
   'secret.visible': { notCheckable: 'the portal is outside the API' },
   'target.fixed': {
     notCheckable: 'no operation of the API changes a session or link after creation, so there is nothing to refuse',
@@ -96,10 +115,13 @@ export const READING: Readonly<Record<string, Reading>> = {
     subject: 'receiver',
     notCheckable: 'reconciliation is a merchant’s scheduled job, not an answer to a request the suite can send',
   },
-  'code.guidance': { subject: 'client' },
-  'code.open': { subject: 'client' },
+  'code.guidance': {
+    subject: 'client',
+    decidedBy: '"are fixed in the portal, not by retrying": a plain statement of what a client does with them',
+  },
+  'code.open': { subject: 'client', decidedBy: '"clients fall back to a generic failure rather than crashing"' },
   'limit.signature-age': { subject: 'receiver' },
-  'ver.open-sets': { subject: 'client' },
+  'ver.open-sets': { subject: 'client', decidedBy: '"clients ignore or safely handle unknown ones"' },
 };
 
 function register(): Clause[] {
@@ -107,8 +129,16 @@ function register(): Clause[] {
   let section = '';
   return CLAUSE_TEXT.map(([id, words]) => {
     section = starts.get(id) ?? section;
-    const { strength = 'must', subject = 'service', notCheckable } = READING[id] ?? {};
-    return { id, section, words, strength, subject, ...(notCheckable ? { notCheckable } : {}) };
+    const { strength = 'must', subject = 'service', notCheckable, decidedBy } = READING[id] ?? {};
+    return {
+      id,
+      section,
+      words,
+      strength,
+      subject,
+      ...(notCheckable ? { notCheckable } : {}),
+      ...(decidedBy ? { decidedBy } : {}),
+    };
   });
 }
 
