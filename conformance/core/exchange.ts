@@ -74,7 +74,10 @@ export interface Recorded {
   url: string;
   /** Lower-case names; repeated headers joined with ", ". */
   headers: Record<string, string>;
+  /** The body as kept: whole, or its start when it was longer than what is kept (`bodyBytes`). */
   body: string;
+  /** The body's whole size in bytes, when `body` holds only its start. */
+  bodyBytes?: number;
   plan: string;
   /** The target's answer, when the request reached it. */
   target?: Reply;

@@ -52,8 +52,11 @@ export interface Result {
   /** The capabilities the check needs from the target's adapter. */
   requires: Capability[];
   evidence?: Evidence;
-  /** Not in the JSON report: the capabilities whose absence skipped the check. */
-  missing: Capability[];
+  /**
+   * Not in the JSON report: what the check lacked, and was skipped for: the adapter's
+   * capabilities (`run`), or the operations the client's driver does not offer (`client`).
+   */
+  missing: string[];
   /** Not in the JSON report: used by the console and HTML summaries. */
   section: string;
   durationMs: number;
@@ -63,8 +66,11 @@ export interface Coverage {
   /** Checks that ran to a verdict (passed, failed or differs). */
   judged: number;
   total: number;
-  /** Skipped checks by the capability whose absence skipped them (a check may count under several). */
-  skippedFor: Partial<Record<Capability, number>>;
+  /**
+   * Skipped checks by what skipped them: a capability the adapter lacks, or an operation the
+   * client's driver does not offer (a check may count under several).
+   */
+  skippedFor: Partial<Record<string, number>>;
   /** Skipped for another reason (no fitting organisation profile, a webhook address the target refused...). */
   skippedOther: number;
   /** The `must` checks: how many ran to a verdict, of how many selected. */
@@ -106,11 +112,14 @@ export class CheckFailure extends Error {
   }
 }
 
-/** Thrown by a check that cannot run against this target; `missing` names the capabilities that would let it. */
+/**
+ * Thrown by a check that cannot run against this target or client; `missing` names what
+ * would let it: capabilities of the adapter, or operations of the client's driver.
+ */
 export class CheckSkipped extends Error {
   constructor(
     message: string,
-    readonly missing: Capability[] = [],
+    readonly missing: string[] = [],
   ) {
     super(message);
   }
@@ -170,7 +179,7 @@ export function resultMaker(
 ): (
   status: Status,
   reason: string,
-  extra?: { evidence?: Evidence; missing?: Capability[]; clauses?: readonly string[]; cause?: ErrorCause },
+  extra?: { evidence?: Evidence; missing?: string[]; clauses?: readonly string[]; cause?: ErrorCause },
 ) => Result {
   const started = Date.now();
   const requires = order.filter((c) => check.requires?.includes(c));

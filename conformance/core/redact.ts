@@ -16,6 +16,15 @@ export const PLACEHOLDERS = [
   'CREDENTIALS',
 ];
 
+/** How long a report's excerpt of a text may be, by default, once its secrets are replaced. */
+export const EXCERPT = 300;
+
+/**
+ * A known secret's start, this long or longer, is taken for the secret cut short (a text
+ * cut by an earlier hand, ended with "…"): shorter, it may be another value's own start.
+ */
+const CUT_SECRET = 12;
+
 /** JSON keys and form fields whose values are secrets, and what is shown instead. */
 const SECRET_FIELDS: Record<string, Placeholder> = {
   clientSecret: '$CLIENT_SECRET',
@@ -76,10 +85,22 @@ export class Redactor {
       out = out.replace(new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s"']*`, 'g'), `$1${placeholder}`);
     }
     // Longest first, so that a secret containing another is replaced whole.
-    for (const [value, placeholder] of [...this.secrets].sort((a, b) => b[0].length - a[0].length)) {
-      out = out.split(value).join(placeholder);
-    }
+    const known = [...this.secrets].sort((a, b) => b[0].length - a[0].length);
+    for (const [value, placeholder] of known) out = out.split(value).join(placeholder);
+    // Then what is left of one cut short: a text made before the secret was known, and cut
+    // since, holds its start only.
+    for (const [value, placeholder] of known)
+      if (value.length > CUT_SECRET) out = withoutStart(out, value, placeholder);
     return out;
+  }
+
+  /**
+   * A text as a report shows an excerpt of it: its secrets replaced first, then cut to `max`
+   * characters (cut first, a secret would be left half shown, its half no longer known).
+   */
+  clip(text: string, max = EXCERPT): string {
+    const redacted = this.text(text);
+    return redacted.length > max ? `${redacted.slice(0, max)}… (${redacted.length} characters)` : redacted;
   }
 
   /** Header pairs for display: Authorization by its scheme, the rest as text. */
@@ -89,4 +110,19 @@ export class Redactor {
       name.toLowerCase() === 'authorization' ? this.authorization(value) : this.text(value),
     ]);
   }
+}
+
+/** `text` with every run of `CUT_SECRET` or more characters that starts `secret` replaced by `placeholder`. */
+function withoutStart(text: string, secret: string, placeholder: string): string {
+  const head = secret.slice(0, CUT_SECRET);
+  let out = '';
+  let from = 0;
+  for (let at = text.indexOf(head); at >= 0; at = text.indexOf(head, at + 1)) {
+    if (at < from) continue;
+    let end = at + CUT_SECRET;
+    while (end < text.length && end - at < secret.length && text[end] === secret[end - at]) end += 1;
+    out += `${text.slice(from, at)}${placeholder}`;
+    from = end;
+  }
+  return out + text.slice(from);
 }

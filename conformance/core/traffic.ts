@@ -22,7 +22,14 @@ export interface TrafficEntry {
   startedAt: number;
   /** Until the answer arrived whole; undefined when that is not known. */
   durationMs: number | undefined;
-  request: { method: string; url: string; headers: Record<string, string>; body: string | undefined };
+  request: {
+    method: string;
+    url: string;
+    headers: Record<string, string>;
+    body: string | undefined;
+    /** The body's whole size in bytes, when `body` holds only its start (the client mode keeps bodies to a limit). */
+    bodySize?: number;
+  };
   /** Undefined when no answer came (`error` says why). */
   response: { status: number; headers: Record<string, string>; body: string } | undefined;
   error?: string;

@@ -6,7 +6,7 @@
  * they start with an underscore). Every secret is redacted by the run's redactor, as in
  * every other report.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
@@ -29,7 +29,7 @@ export interface HarEntry {
     cookies: NameValue[];
     headers: NameValue[];
     queryString: NameValue[];
-    postData?: { mimeType: string; text: string };
+    postData?: { mimeType: string; text: string; comment?: string };
     headersSize: number;
     bodySize: number;
   };
@@ -83,11 +83,14 @@ export function harEntry(e: TrafficEntry, redactor: Redactor): HarEntry {
             postData: {
               mimeType: headerOf(e.request.headers, 'content-type') ?? '',
               text: redactor.text(e.request.body),
+              ...(e.request.bodySize !== undefined
+                ? { comment: `the first ${Buffer.byteLength(e.request.body)} bytes of ${e.request.bodySize}` }
+                : {}),
             },
           }
         : {}),
       headersSize: -1,
-      bodySize: Buffer.byteLength(e.request.body ?? ''),
+      bodySize: e.request.bodySize ?? Buffer.byteLength(e.request.body ?? ''),
     },
     response: {
       status: answer?.status ?? 0,
@@ -127,8 +130,17 @@ export function harOf(entries: readonly TrafficEntry[], redactor: Redactor): Har
 export function writeHarReport(entries: readonly TrafficEntry[], redactor: Redactor, dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'conformance.har');
-  // Compact: an exploring run makes thousands of exchanges, and HAR readers need no indentation.
-  writeFileSync(file, `${JSON.stringify(harOf(entries, redactor))}\n`);
+  // Written an entry at a time, so that tens of thousands of them are never one string; compact,
+  // since HAR readers need no indentation. The same document as JSON.stringify(harOf(...)).
+  const fd = openSync(file, 'w');
+  try {
+    const head = JSON.stringify({ version: '1.2', creator: { name: 'payment-conformance', version: TOOL_VERSION } });
+    writeSync(fd, `{"log":${head.slice(0, -1)},"entries":[`);
+    for (const [i, e] of entries.entries()) writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(harEntry(e, redactor))}`);
+    writeSync(fd, ']}}\n');
+  } finally {
+    closeSync(fd);
+  }
   return file;
 }
 

@@ -3,7 +3,7 @@
  * (reporters/har.ts), one JSON object a line, in the order the exchanges began, for tools
  * that read a line at a time (jq, a log shipper) rather than one document.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
 import type { TrafficEntry } from '../core/traffic.ts';
@@ -13,7 +13,13 @@ import type { ReporterRecord } from './reporter.ts';
 export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Redactor, dir: string): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'conformance.ndjson');
-  writeFileSync(file, entries.map((e) => `${JSON.stringify(harEntry(e, redactor))}\n`).join(''));
+  // A line at a time: tens of thousands of them are never one string.
+  const fd = openSync(file, 'w');
+  try {
+    for (const e of entries) writeSync(fd, `${JSON.stringify(harEntry(e, redactor))}\n`);
+  } finally {
+    closeSync(fd);
+  }
   return file;
 }
 

@@ -72,11 +72,18 @@ export function countsOf(report: Report): string {
   return `${plural(report.results.length, 'check')}: ${parts.join(', ')}`;
 }
 
-/** Skips by missing capability, in the order capabilities are listed, then the other skips. */
+/**
+ * Skips by what was missing: capabilities in the order they are listed, then the driver's
+ * operations, then the other skips.
+ */
 export function skipGroups(coverage: Coverage): Array<{ what: string; count: number }> {
-  const groups: Array<{ what: string; count: number }> = CAPABILITIES.filter(
-    (c) => (coverage.skippedFor[c] ?? 0) > 0,
-  ).map((c) => ({ what: c, count: coverage.skippedFor[c]! }));
+  const named = [
+    ...CAPABILITIES.filter((c) => c in coverage.skippedFor),
+    ...Object.keys(coverage.skippedFor).filter((c) => !(CAPABILITIES as readonly string[]).includes(c)),
+  ];
+  const groups: Array<{ what: string; count: number }> = named
+    .filter((c) => (coverage.skippedFor[c] ?? 0) > 0)
+    .map((c) => ({ what: c, count: coverage.skippedFor[c]! }));
   if (coverage.skippedOther > 0) groups.push({ what: 'another reason', count: coverage.skippedOther });
   return groups;
 }

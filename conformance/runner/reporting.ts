@@ -8,6 +8,7 @@ import { CLAUSE_REGISTER_VERSION } from '../core/clauses.ts';
 import type { DescriptionCoverage } from '../core/description-coverage.ts';
 import type { Invocation } from '../core/invocation.ts';
 import { type Coverage, failsRun, type Output, type Report, type Result, SetupError } from '../core/outcome.ts';
+import type { Redactor } from '../core/redact.ts';
 import type { Traffic, TrafficEntry } from '../core/traffic.ts';
 import { TOOL_VERSION } from '../core/version.ts';
 import { REPORTER_NAMES, REPORTERS, type ReporterName } from '../reporters/index.ts';
@@ -25,6 +26,23 @@ export function parseReporters(list: string): ReporterName[] {
   return names as ReporterName[];
 }
 
+/** A result's texts with every secret known at the end of the run replaced. */
+function redactedAgain(r: Result, redactor: Redactor): Result {
+  return {
+    ...r,
+    reason: redactor.text(r.reason),
+    ...(r.evidence
+      ? {
+          evidence: {
+            request: redactor.text(r.evidence.request),
+            response: redactor.text(r.evidence.response),
+            curl: redactor.text(r.evidence.curl),
+          },
+        }
+      : {}),
+  };
+}
+
 /** The reporters named, in the list's order. */
 function chosen(names: readonly string[]): ReporterRecord[] {
   return REPORTERS.filter((r) => names.includes(r.name));
@@ -32,7 +50,7 @@ function chosen(names: readonly string[]): ReporterRecord[] {
 
 /** The coverage of a run: how many checks were judged, and why the others were skipped. */
 export function coverageOf(results: Result[]): Coverage {
-  const skippedFor: Partial<Record<Capability, number>> = {};
+  const skippedFor: Partial<Record<string, number>> = {};
   let skippedOther = 0;
   for (const r of results) {
     if (r.status !== 'skipped') continue;
@@ -148,9 +166,13 @@ export class Reporting {
     for (const follower of this.followers) follower.result(result);
   }
 
-  /** The report of the results, its files written into `out`, and the console's summary. */
+  /**
+   * The report of the results, its files written into `out`, and the console's summary.
+   * Every result is redacted again, with every secret the run came to know: one learnt
+   * after a result was made (a token issued late) is in no report either.
+   */
   finish(of: ReportOf, results: Result[], out: string, traffic?: Traffic): Reported {
-    const report = buildReport(of, results);
+    const report = buildReport(of, traffic ? results.map((r) => redactedAgain(r, traffic.redactor)) : results);
     const files = writeReports(report, this.reporters, out, traffic);
     for (const follower of this.followers) follower.summary(report, files);
     return { exitCode: exitCodeOf(report), report, files };

@@ -30,7 +30,8 @@ const envelope = (status: number, code: string) =>
     status,
     headers: { 'content-type': 'application/json' },
   });
-const isTokenRequest = (request: Request) => new URL(request.url).pathname === '/api/token';
+// The base URL has a path of the run's own: the API's paths follow it.
+const isTokenRequest = (request: Request) => new URL(request.url).pathname.endsWith('/api/token');
 
 /** The SDK driver sending through `wrap(fetch)`. */
 const throughFetch =
@@ -231,7 +232,7 @@ export const clientMutants: ClientMutant[] = [
     driver: throughFetch((next) => async (request) => {
       let response = await next(request.clone());
       for (let i = 0; i < 4 && (await codeOf(response)) === 'unknown_api_key'; i++) {
-        const base = new URL(request.url).origin;
+        const base = request.url.replace(/\/api\/.*$/, '');
         await next(
           new Request(`${base}/api/token`, {
             method: 'POST',

@@ -8,15 +8,15 @@ import { baseUrlOf, targetAdapter } from '../../adapters/load.ts';
 import { Redactor } from '../../core/redact.ts';
 import { concurrencyOf, outOf, reportersOf, seedOf, selectChecks } from '../../runner/flags.ts';
 import { defaultCheckTimeoutMs, judgeAll } from '../../runner/judge.ts';
-import { SetupError, type Output } from '../../core/outcome.ts';
+import { type Output, type Result, SetupError } from '../../core/outcome.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
 import { byStart } from '../../core/traffic.ts';
 import { clientEntry } from './traffic.ts';
 import { createClientRegistry } from './checks/index.ts';
 import { SETTLE_TIMEOUT_MS } from './scenarios.ts';
 import { ClientRun, currentCheck } from './context.ts';
-import { type DriverSpec, describeDriver, loadDriverModule, OPERATION_TIMEOUT_MS } from './drivers/launch.ts';
-import type { DriverFactory } from './protocol.ts';
+import { checkDriverModule, type DriverSpec, describeDriver, OPERATION_TIMEOUT_MS } from './drivers/launch.ts';
+import { type DriverFactory, OPERATIONS } from './protocol.ts';
 
 export interface ClientOptions {
   baseUrl: string;
@@ -37,6 +37,47 @@ export interface ClientOptions {
   seed?: number;
   /** Fail the run when an assumption check fails, instead of reporting it as `differs`. */
   strictAssumptions?: boolean;
+  /**
+   * `all`, or the driver's operations and the adapter's capabilities (comma-separated) whose
+   * absence is a setup error rather than skipped checks; `all` also makes any must check
+   * left unjudged an error.
+   */
+  requireCapabilities?: string;
+  /** Variables of the suite's environment the driver gets besides the protocol's and the allowed ones. */
+  driverEnv?: string;
+  /** How long one operation of the driver may take before it is ended (90 s; the protocol reference's). */
+  operationTimeoutMs?: number;
+}
+
+/** The adapter's capabilities the client checks use: an organisation per scenario, and a payment for CLIENT-021. */
+const CLIENT_CAPABILITIES = ['createOrganisation', 'attempt'] as const satisfies readonly Capability[];
+
+/** What --require-capabilities asks for: every operation and capability (`all`), or those named. */
+function parseRequired(value: string | undefined): { all: boolean; names: string[] } {
+  if (value === undefined) return { all: false, names: [] };
+  const known: readonly string[] = [...OPERATIONS, ...CLIENT_CAPABILITIES];
+  if (value.trim() === 'all') return { all: true, names: [...known] };
+  const names = value
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const unknown = names.filter((n) => !known.includes(n));
+  if (unknown.length > 0 || names.length === 0)
+    throw new SetupError(
+      `--require-capabilities: expected all or a list of ${known.join(', ')}${unknown.length > 0 ? ` (unknown: ${unknown.join(', ')})` : ''}.`,
+    );
+  return { all: false, names };
+}
+
+/** --driver-env: names of variables, each a plain name. */
+function parseDriverEnv(value: string | undefined): string[] {
+  const names = (value ?? '')
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
+  const bad = names.filter((n) => !/^[A-Za-z_][A-Za-z0-9_]*$/.test(n));
+  if (bad.length > 0) throw new SetupError(`--driver-env: not variable names: ${bad.join(', ')}.`);
+  return names;
 }
 
 const DEFAULT_CONCURRENCY = 4;
@@ -54,16 +95,18 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
   const baseUrl = baseUrlOf(options.baseUrl);
   if (options.driver !== undefined && options.driverModule !== undefined)
     throw new SetupError('--driver and --driver-module each name the client under test: give one.');
-  // A module is loaded once, before any scenario: one that cannot be is a usage error.
+  const required = parseRequired(options.requireCapabilities);
+  const passEnv = parseDriverEnv(options.driverEnv);
+  const redactor = new Redactor(options.sandboxToken);
   const driver: DriverSpec | undefined =
     options.driver !== undefined
       ? { command: options.driver }
-      : typeof options.driverModule === 'string'
-        ? { module: await loadDriverModule(options.driverModule) }
-        : options.driverModule !== undefined
-          ? { module: options.driverModule }
-          : undefined;
+      : options.driverModule !== undefined
+        ? { module: options.driverModule }
+        : undefined;
   if (!driver) throw new SetupError('Give the client under test: --driver "<command>" or --driver-module <file>.');
+  // A module is loaded once, apart, before any scenario: one that cannot be is a usage error.
+  if (typeof options.driverModule === 'string') await checkDriverModule(options.driverModule, { passEnv, redactor });
   const concurrency = concurrencyOf(options.concurrency ?? DEFAULT_CONCURRENCY);
   const reporters = reportersOf(options.reporter);
   const seed = seedOf(options.seed);
@@ -77,7 +120,11 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       throw new SetupError(
         `The ${adapterName} adapter does not offer createOrganisation: every scenario needs an organisation of its own.`,
       );
-    const redactor = new Redactor(options.sandboxToken);
+    const lacking = CLIENT_CAPABILITIES.filter((c) => required.names.includes(c) && !adapter.capabilities.includes(c));
+    if (lacking.length > 0)
+      throw new SetupError(
+        `--require-capabilities: the ${adapterName} adapter does not offer ${lacking.join(', ')}; the checks that need ${lacking.length === 1 ? 'it' : 'them'} would be skipped.`,
+      );
     const run = new ClientRun({
       baseUrl,
       adapter,
@@ -86,6 +133,8 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       redactor,
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       seed,
+      passEnv,
+      operationTimeoutMs: options.operationTimeoutMs ?? OPERATION_TIMEOUT_MS,
     });
     const strict = options.strictAssumptions ?? false;
     const reporting = new Reporting(reporters, out, checks.length, strict);
@@ -94,7 +143,7 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
     const capabilities = CAPABILITIES.filter(offers);
     const target = `${typeof options.driverModule === 'string' ? options.driverModule : describeDriver(driver)} (against ${baseUrl})`;
     reporting.start(target, adapterName, capabilities, `seed ${seed} (--seed ${seed} draws the same amounts again)`);
-    const results = await judgeAll(
+    const judged = await judgeAll(
       checks,
       {
         // The checks share the run: each starts scenarios of its own, or reads the shared one.
@@ -108,6 +157,7 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
       },
       { concurrency, onResult: (r) => reporting.result(r) },
     );
+    const results = judged.map((r) => requiredButSkipped(r, required));
     return reporting.finish(
       {
         target,
@@ -137,6 +187,22 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
   } finally {
     await adapter.close?.().catch(() => undefined);
   }
+}
+
+/**
+ * A check skipped for an operation or capability --require-capabilities names (or, with
+ * `all`, any must check left unjudged) is a setup error, not a skip: CI asked for it.
+ */
+function requiredButSkipped(r: Result, required: { all: boolean; names: string[] }): Result {
+  if (r.status !== 'skipped') return r;
+  const named = r.missing.filter((m) => required.names.includes(m));
+  if (named.length === 0 && !(required.all && r.level === 'must')) return r;
+  return {
+    ...r,
+    status: 'error',
+    cause: 'required',
+    reason: `--require-capabilities ${required.all ? 'all' : named.join(',')}: not judged: ${r.reason}`,
+  };
 }
 
 /** `payment-conformance client`; throws SetupError for a problem of the run itself (exit 2). */

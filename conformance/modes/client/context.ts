@@ -9,11 +9,11 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomUUID } from 'node:crypto';
 import { AdapterError, type CreatedOrganisation, type TargetAdapter } from '../../core/adapter.ts';
 import { curlOf } from '../../core/http.ts';
-import { CheckFailure, CheckSkipped, type Evidence } from '../../core/outcome.ts';
+import { CheckFailure, CheckSkipped, type Evidence, NoVerdict } from '../../core/outcome.ts';
 import type { Redactor } from '../../core/redact.ts';
 import { type DriverSession, type DriverSpec, startDriver } from './drivers/launch.ts';
 import type { Answer, Ask } from './protocol.ts';
-import { isToken, type Script, type ScriptedService, startScriptedService } from './service.ts';
+import { isToken, REQUESTS_RECORDED, type Script, type ScriptedService, startScriptedService } from './service.ts';
 import type { Recorded } from '../../core/exchange.ts';
 
 export interface ClientRunSettings {
@@ -27,6 +27,10 @@ export interface ClientRunSettings {
   requestTimeoutMs: number;
   /** --seed: what the scenarios draw (the plain traffic's amounts) comes from it, so a run can be repeated. */
   seed: number;
+  /** --driver-env: variables of the suite's environment the driver gets besides the protocol's and the allowed ones. */
+  passEnv: readonly string[];
+  /** How long one operation of the driver may take. */
+  operationTimeoutMs: number;
 }
 
 /** One operation asked in a scenario and what came of it. */
@@ -40,6 +44,12 @@ export interface Step {
   from: number;
   to: number;
 }
+
+/** The requests a scenario's evidence lists: the first ones and the last twenty. */
+const EVIDENCE_REQUESTS = 200;
+
+/** The largest request body a scenario's evidence shows; a create's is a few hundred bytes. */
+const EVIDENCE_BODY = 16 * 1024;
 
 /** Headers of the connection, not of the request: curl sets its own. */
 const ONE_HOP = new Set(['host', 'connection', 'content-length', 'keep-alive', 'transfer-encoding']);
@@ -70,7 +80,7 @@ export class Scenario {
     const from = this.requests.length;
     const answer = await this.driver.ask(ask);
     this.steps.push({ ask, answer, asked, answered: Date.now(), from, to: this.requests.length });
-    if ('unsupported' in answer) throw new CheckSkipped(`the driver does not offer ${ask.op}`);
+    if ('unsupported' in answer) throw new CheckSkipped(`the driver does not offer ${ask.op}`, [ask.op]);
     for (const r of this.requests) this.remember(r);
     return answer;
   }
@@ -79,7 +89,7 @@ export class Scenario {
   async must(ask: Ask, what: string): Promise<unknown> {
     const answer = await this.ask(ask);
     if ('ok' in answer && answer.ok) return answer.value;
-    this.fail(`${what}: ${describeAnswer(answer)}.`);
+    this.fail(`${what}: ${this.describe(answer)}.`);
   }
 
   /** The secrets of the traffic, so that no report shows them. */
@@ -97,6 +107,11 @@ export class Scenario {
     }
   }
 
+  /** An outcome as a report shows it: secrets replaced before anything is cut. */
+  describe(answer: Answer): string {
+    return describeAnswer(answer, this.redactor);
+  }
+
   /** Fails the check with the scenario's traffic and operations as evidence. */
   fail(message: string): never {
     throw new CheckFailure(message, { evidence: this.evidence() });
@@ -104,25 +119,41 @@ export class Scenario {
 
   /** Every request as a curl line with what the client got, then the operations and their outcomes. */
   evidence(): Evidence {
-    const curl = this.requests
+    const all = this.requests;
+    // The first requests and the last ones: a client that hammers the service sends thousands.
+    const shown = all.length <= EVIDENCE_REQUESTS ? all : [...all.slice(0, EVIDENCE_REQUESTS - 20), ...all.slice(-20)];
+    const lines = shown
       .map((r) => {
         const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !ONE_HOP.has(name)));
+        // A body past the excerpt's bound is named by its size: the evidence of every check
+        // that judges the scenario repeats it.
+        const size = r.bodyBytes ?? Buffer.byteLength(r.body);
+        const shown = size <= EVIDENCE_BODY ? r.body || undefined : undefined;
         const line = curlOf(
-          { method: r.method, url: `${this.service.url}${r.url}`, headers, body: r.body || undefined },
+          { method: r.method, url: `${this.service.url}${r.url}`, headers, body: shown },
           this.redactor,
         );
-        return `${r.seq}. (+${r.at - (this.steps[0]?.asked ?? r.at)} ms) ${line}\n   # ${describeGot(r)}`;
-      })
-      .join('\n');
+        const omitted = size > EVIDENCE_BODY ? ` (a body of ${size} bytes, not shown)` : '';
+        return `${r.seq}. (+${r.at - (this.steps[0]?.asked ?? r.at)} ms) ${line}${omitted}\n   # ${describeGot(r)}`;
+      });
+    if (shown.length < all.length)
+      lines.splice(EVIDENCE_REQUESTS - 20, 0, `… ${all.length - shown.length} more requests, not shown`);
+    const dropped = this.service.dropped();
+    if (dropped > 0) lines.push(`… and ${dropped} more, past the ${REQUESTS_RECORDED} a scenario keeps`);
+    const curl = lines.join('\n');
     const request = this.steps
       .map(
-        (s, i) =>
-          `${i + 1}. ${this.redactor.text(JSON.stringify(s.ask))} → ${this.redactor.text(describeAnswer(s.answer))}`,
+        (s, i) => `${i + 1}. ${this.redactor.clip(JSON.stringify(s.ask))} → ${describeAnswer(s.answer, this.redactor)}`,
       )
       .join('\n');
+    const strays = this.service.strays();
+    const elsewhere =
+      strays > 0
+        ? ` (and ${strays} that reached the service's port outside PAYMENT_BASE_URL, not judged: a client keeps the path of its base URL)`
+        : '';
     return {
       request: `operations asked of the driver:\n${request}`,
-      response: 'the requests the client sent, in order',
+      response: `the requests the client sent, in order${elsewhere}`,
       curl,
     };
   }
@@ -146,12 +177,13 @@ export function describeGot(r: Recorded): string {
   return `${r.got.status}${code} from ${by}${r.target && r.plan !== 'forward' && r.plan !== 'rewrite' ? ` (the target had answered ${r.target.status})` : ''}`;
 }
 
-export function describeAnswer(answer: Answer): string {
+/** An outcome for a report, each part the driver wrote redacted, then cut. */
+export function describeAnswer(answer: Answer, redactor: Redactor): string {
   if ('unsupported' in answer) return 'unsupported';
-  if ('broken' in answer) return `no outcome: ${answer.broken}`;
-  if (answer.ok) return `ok ${JSON.stringify(answer.value)?.slice(0, 300)}`;
+  if ('broken' in answer) return `no outcome: ${redactor.clip(answer.broken, 1000)}`;
+  if (answer.ok) return `ok ${redactor.clip(JSON.stringify(answer.value) ?? 'undefined')}`;
   const e = answer.error;
-  return `error code ${JSON.stringify(e.code)}, status ${e.status}, retryable ${e.retryable}${e.message ? ` (${e.message.slice(0, 200)})` : ''}`;
+  return `error code ${redactor.clip(JSON.stringify(e.code), 100)}, status ${e.status}, retryable ${e.retryable}${e.message ? ` (${redactor.clip(String(e.message), 200)})` : ''}`;
 }
 
 /**
@@ -195,7 +227,12 @@ export class ClientRun {
   async scenario<T>(script: Script, body: (s: Scenario) => Promise<T>): Promise<T> {
     const s = await this.start(script);
     try {
-      return await body(s);
+      const done = await body(s);
+      expectKept(s);
+      return done;
+    } catch (error) {
+      expectKept(s);
+      throw error;
     } finally {
       await this.end(s);
     }
@@ -226,13 +263,21 @@ export class ClientRun {
     const org = await this.organisation();
     const service = await startScriptedService(this.settings.baseUrl, script);
     try {
-      const driver = await startDriver(this.settings.driver, {
-        PAYMENT_BASE_URL: service.url,
-        PAYMENT_CLIENT_ID: org.apiKeys.test.clientId,
-        PAYMENT_CLIENT_SECRET: org.apiKeys.test.clientSecret,
-        PAYMENT_WEBHOOK_SECRET: org.webhookSigningSecret,
-        PAYMENT_REQUEST_TIMEOUT_MS: String(this.settings.requestTimeoutMs),
-      });
+      const driver = await startDriver(
+        this.settings.driver,
+        {
+          PAYMENT_BASE_URL: service.url,
+          PAYMENT_CLIENT_ID: org.apiKeys.test.clientId,
+          PAYMENT_CLIENT_SECRET: org.apiKeys.test.clientSecret,
+          PAYMENT_WEBHOOK_SECRET: org.webhookSigningSecret,
+          PAYMENT_REQUEST_TIMEOUT_MS: String(this.settings.requestTimeoutMs),
+        },
+        {
+          passEnv: this.settings.passEnv,
+          redactor: this.redactor,
+          operationTimeoutMs: this.settings.operationTimeoutMs,
+        },
+      );
       const scenario = new Scenario(org, service, driver, this.redactor);
       this.started.push({ checkId: currentCheck.getStore() ?? 'unknown', scenario });
       return scenario;
@@ -297,6 +342,18 @@ export class ClientRun {
       throw new AdapterError(`the suite's own read of ${id}: ${(error as Error).message}`);
     }
   }
+}
+
+/**
+ * A scenario the suite kept whole: past REQUESTS_RECORDED requests it keeps none, and a
+ * verdict on what it did not keep would be a guess.
+ */
+export function expectKept(s: Scenario): void {
+  const dropped = s.service.dropped();
+  if (dropped > 0)
+    throw new NoVerdict(
+      `Not judged: the client sent ${s.requests.length + dropped} requests in one scenario, more than the ${REQUESTS_RECORDED} the suite keeps.`,
+    );
 }
 
 /** A payment link's create body, as we model it (the document does not show its shape). */

@@ -18,6 +18,8 @@ interface ClientFlags {
   concurrency: number;
   seed?: number;
   strictAssumptions: boolean;
+  requireCapabilities?: string;
+  driverEnv?: string;
 }
 
 export const clientMode: Mode<ClientFlags, ClientRun> = {
@@ -48,6 +50,16 @@ export const clientMode: Mode<ClientFlags, ClientRun> = {
     FLAGS.concurrency('scenarios at once, each with a driver of its own', 4),
     FLAGS.seed('what the scenarios draw (amounts) comes from it: the same seed sends the same'),
     FLAGS.strictAssumptions,
+    {
+      flags: '--require-capabilities <list>',
+      description:
+        'all, or operations of the driver and capabilities of the adapter (comma-separated) whose absence is a setup error rather than skipped checks; all also makes any must check left unjudged an error',
+    },
+    {
+      flags: '--driver-env <names>',
+      description:
+        'variables of this environment the driver also gets (comma-separated); it always gets the protocol’s and those a program needs to run (PATH, HOME, the locale, temporary folders, certificates), no other',
+    },
   ],
   checks: () => createClientRegistry().all(),
   run: (o, { out }) =>
@@ -64,6 +76,8 @@ export const clientMode: Mode<ClientFlags, ClientRun> = {
         concurrency: o.concurrency,
         seed: o.seed,
         strictAssumptions: o.strictAssumptions,
+        requireCapabilities: o.requireCapabilities,
+        driverEnv: o.driverEnv,
       },
       out,
     ),

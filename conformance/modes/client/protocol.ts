@@ -9,8 +9,8 @@
  * sends the next operation once the last one's outcome has come. It is started once per
  * scenario, with the scenario's service and credentials in its environment (DRIVER_ENV),
  * and ends when its standard input closes. A module driver's default export is a factory
- * of the same: `(env) => { handle(operation), close?() }`. conformance/README.md,
- * "Checking a client", is the reference.
+ * of the same: `(env) => { handle(operation), close?() }`, run in a worker thread of its
+ * own. docs/driver-protocol.md is the reference.
  */
 
 /** The environment a driver starts with (a command's variables; a module factory's argument). */

@@ -5,10 +5,10 @@
  * repeats of a create), and the plain traffic several checks judge.
  */
 import { DEFAULT_SETTLE_TIMEOUT_S } from '../../runner/flags.ts';
-import { CheckSkipped } from '../../core/outcome.ts';
+import { CheckSkipped, NoVerdict } from '../../core/outcome.ts';
 import type { Check } from '../../runner/check-definition.ts';
 import type { Answer } from './protocol.ts';
-import { type ClientRun, describeAnswer, linkBody, type Scenario, sessionBody, type Step } from './context.ts';
+import { type ClientRun, expectKept, linkBody, type Scenario, sessionBody, type Step } from './context.ts';
 import { envelope, isCreate, isSessionRead, type Plan, type Script } from './service.ts';
 import type { Recorded, Reply } from '../../core/exchange.ts';
 
@@ -164,7 +164,7 @@ function sortKeys(value: unknown): unknown {
 export async function createdId(s: Scenario): Promise<string> {
   const answer = await s.ask({ op: 'createSession', body: sessionBody() });
   const id = valueIn(answer)?.id;
-  if (typeof id !== 'string') return s.fail(`Creating a session through the client failed: ${describeAnswer(answer)}.`);
+  if (typeof id !== 'string') return s.fail(`Creating a session through the client failed: ${s.describe(answer)}.`);
   return id;
 }
 
@@ -172,7 +172,7 @@ export async function createdId(s: Scenario): Promise<string> {
 export function expectReported(s: Scenario, answer: Answer, code: string): void {
   const error = errorOf(answer);
   if (error?.code !== code || error.retryable)
-    s.fail(`The client reports ${describeAnswer(answer)} for ${code}: that code, not to be retried, was expected.`);
+    s.fail(`The client reports ${s.describe(answer)} for ${code}: that code, not to be retried, was expected.`);
 }
 
 /** A client that gives no outcome for an operation crashed on it, whatever the operation was about. */
@@ -211,13 +211,53 @@ export function judgeRepeats(s: Scenario, creates: Recorded[], committed: string
   const answered = repeats.find((r) => r.got?.status === 200);
   if (!value && answered)
     s.fail(
-      `The client's retry (request ${answered.seq}) got the session, yet it reports ${describeAnswer(last(s).answer)}.`,
+      `The client's retry (request ${answered.seq}) got the session, yet it reports ${s.describe(last(s).answer)}.`,
     );
 }
 
 // ---- the plain traffic, judged by several checks ----
 
-export function traffic(run: ClientRun): Promise<Scenario> {
+/** The operations of the plain traffic that send a request the target takes: each must be done. */
+const PLAIN_OPERATIONS = new Set(['createSession', 'readSession', 'createLink', 'readLink', 'token']);
+
+/**
+ * Why the plain traffic cannot be judged as the client's whole behaviour: an operation that
+ * gave no outcome (the driver ended, crashed or went silent: what it did not send would be
+ * missing from every check's evidence), or one the client reports failed though it sent
+ * nothing, or though the target accepted what it sent.
+ */
+function plainTrafficProblem(s: Scenario): string | undefined {
+  for (const [i, step] of s.steps.entries()) {
+    const what = `operation ${i + 1} of the plain traffic (${step.ask.op})`;
+    if ('broken' in step.answer) return `${what} gave no outcome: ${step.answer.broken}`;
+    if (!PLAIN_OPERATIONS.has(step.ask.op) || !('ok' in step.answer) || step.answer.ok) continue;
+    const sent = during(s, step);
+    if (sent.length === 0) return `${what} failed without a request: ${s.describe(step.answer)}`;
+    const lastGot = sent.at(-1)?.got?.status;
+    if (lastGot !== undefined && lastGot >= 200 && lastGot < 300)
+      return `${what} failed though the target answered ${lastGot}: ${s.describe(step.answer)}`;
+  }
+  return undefined;
+}
+
+/**
+ * The plain traffic, for a check that judges part of it. A client that did not carry it out
+ * fails the check, saying where it stopped: what it never sent cannot pass for it.
+ */
+export async function traffic(run: ClientRun): Promise<Scenario> {
+  const s = await plainTraffic(run);
+  expectKept(s);
+  const problem = plainTrafficProblem(s);
+  if (problem) s.fail(`The plain traffic did not run to its end: ${problem}.`);
+  return s;
+}
+
+/** What a check judges must have happened at least once: otherwise it is not judged, never passed. */
+export function expectSeen(what: string, count: number): void {
+  if (count === 0) throw new NoVerdict(`Not judged: the client sent no ${what}, so there is nothing to judge.`);
+}
+
+function plainTraffic(run: ClientRun): Promise<Scenario> {
   return run.sharedScenario('traffic', forwardAll, async (s) => {
     // What the client does is recorded, not judged here: each check judges its own part of it.
     const ids: string[] = [];

@@ -28,7 +28,7 @@ export async function deliveryPreflight(run: RunContext): Promise<Preflight> {
       return {
         ok: false,
         status: 'error',
-        reason: `the delivery preflight could not create a session with webhookUrl ${hook.url} (status ${created.status}): ${created.text.slice(0, 200)}`,
+        reason: `the delivery preflight could not create a session with webhookUrl ${hook.url} (status ${created.status}): ${run.redactor.clip(created.text, 200)}`,
       };
     await ctx.target.pay(org, id, 'card', 'succeeded');
     // Any delivery shows the target reaches the receiver, one of another event kind too

@@ -1,5 +1,5 @@
 /** CLIENT checks of Authentication: the token exchange, bearer tokens, their reuse and renewal, a removed key. */
-import { describeAnswer, sessionBody } from '../context.ts';
+import { sessionBody } from '../context.ts';
 import { isSessionRead, isToken } from '../service.ts';
 import type { Reply } from '../../../core/exchange.ts';
 import {
@@ -8,6 +8,7 @@ import {
   type ClientCheck,
   errorOf,
   expectAnswered,
+  expectSeen,
   issuedToken,
   on,
   readAnswered,
@@ -49,7 +50,9 @@ export const authChecks: ClientCheck[] = [
     async run(run) {
       const s = await traffic(run);
       const issued = new Set(s.requests.filter(isToken).flatMap(issuedToken));
-      for (const r of s.requests.filter((x) => !isToken(x))) {
+      const others = s.requests.filter((x) => !isToken(x));
+      expectSeen('request other than a token request', others.length);
+      for (const r of others) {
         const match = /^Bearer ([^\s]+)$/.exec(r.headers.authorization ?? '');
         if (!match)
           return s.fail(
@@ -69,6 +72,7 @@ export const authChecks: ClientCheck[] = [
       const s = await traffic(run);
       const tokens = s.requests.filter(isToken);
       const calls = s.requests.length - tokens.length;
+      expectSeen('call with a token', calls);
       if (tokens.length !== 1)
         s.fail(
           `The client asked for ${tokens.length} tokens for ${calls} calls made within seconds of each other: a token lasts five minutes.`,
@@ -94,7 +98,7 @@ export const authChecks: ClientCheck[] = [
           );
         if (!issuedToken(tokens[0]!).includes(bearerOf(reads[0]!)))
           s.fail('The client repeated the read without the new token it had just been given.');
-        if (!valueIn(answer)) s.fail(`The repeated read succeeded, yet the client reports ${describeAnswer(answer)}.`);
+        if (!valueIn(answer)) s.fail(`The repeated read succeeded, yet the client reports ${s.describe(answer)}.`);
       }),
   },
   {
@@ -111,7 +115,7 @@ export const authChecks: ClientCheck[] = [
             `After token_expired the client sent the read ${reads} more times and asked for ${tokens} new tokens: the request is repeated once, not until it works.`,
           );
         if (errorOf(answer)?.code !== 'token_expired')
-          s.fail(`The client reports ${describeAnswer(answer)}, not the token_expired it was answered.`);
+          s.fail(`The client reports ${s.describe(answer)}, not the token_expired it was answered.`);
       }),
   },
   {
@@ -130,7 +134,7 @@ export const authChecks: ClientCheck[] = [
           );
         const error = errorOf(answer);
         if (error?.code !== 'unknown_api_key' || error.retryable)
-          s.fail(`The client reports ${describeAnswer(answer)}: unknown_api_key, not to be retried, was expected.`);
+          s.fail(`The client reports ${s.describe(answer)}: unknown_api_key, not to be retried, was expected.`);
       }),
   },
   {
@@ -152,6 +156,7 @@ export const authChecks: ClientCheck[] = [
           const answer = await s.ask({ op: 'createSession', body: sessionBody() });
           expectAnswered(s, answer, 'A create whose token request was answered 429');
           const [first, again] = s.requests.filter(isToken);
+          expectSeen('token request', first ? 1 : 0);
           if (first && again && again.at - first.at < RETRY_AFTER_S * 1000 - 50)
             s.fail(
               `The client asked for a token again ${again.at - first.at} ms after a 429 whose Retry-After was ${RETRY_AFTER_S} s.`,

@@ -1,5 +1,5 @@
 /** CLIENT checks of the General conventions: amounts as JSON numbers in major units. */
-import { type ClientCheck, createsByPayment, traffic } from '../scenarios.ts';
+import { type ClientCheck, createsByPayment, expectSeen, traffic } from '../scenarios.ts';
 
 export const conventionChecks: ClientCheck[] = [
   {
@@ -9,7 +9,9 @@ export const conventionChecks: ClientCheck[] = [
     title: 'Amounts go out as JSON numbers in major units, as given, with at most two decimals',
     async run(run) {
       const s = await traffic(run);
-      for (const { total, creates } of createsByPayment(s)) {
+      const payments = createsByPayment(s);
+      expectSeen('create', payments.flatMap((p) => p.creates).length);
+      for (const { total, creates } of payments) {
         for (const r of creates) {
           const literal = /"total"\s*:\s*(-?[0-9.eE+-]+|"[^"]*")/.exec(r.body)?.[1];
           if (literal === undefined) return s.fail(`Create ${r.seq} has no amount.total.`);

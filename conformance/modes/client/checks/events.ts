@@ -1,7 +1,6 @@
 /** CLIENT checks of Events: webhook verification, unknown event values, legacy bodies. */
 import { randomUUID } from 'node:crypto';
 import { computeSignature, signWebhook } from '@payment-service/client/webhooks';
-import { describeAnswer } from '../context.ts';
 import { type ClientCheck, EVENTS, expectAnswered, forwardAll, valueIn } from '../scenarios.ts';
 
 export const eventChecks: ClientCheck[] = [
@@ -64,15 +63,14 @@ export const eventChecks: ClientCheck[] = [
           const value = valueIn(answer);
           if (genuine && (value?.kind !== 'event' || value.event !== 'checkout_session.completed'))
             s.fail(
-              `${what}: the client reports ${describeAnswer(answer)}; it verifies, as the event checkout_session.completed.`,
+              `${what}: the client reports ${s.describe(answer)}; it verifies, as the event checkout_session.completed.`,
             );
           // The transaction is what a receiver deduplicates on: it must come through as sent.
           if (genuine && value?.transactionId !== JSON.parse(raw).transactionId)
             s.fail(
               `${what}: the client reports transactionId ${JSON.stringify(value?.transactionId)}, not the delivery's.`,
             );
-          if (!genuine && value)
-            s.fail(`${what}: the client accepts it (${describeAnswer(answer)}); it must be rejected.`);
+          if (!genuine && value) s.fail(`${what}: the client accepts it (${s.describe(answer)}); it must be rejected.`);
         }
       });
     },
@@ -97,7 +95,7 @@ export const eventChecks: ClientCheck[] = [
         const value = valueIn(answer);
         if (value?.kind !== 'event' || value.event !== 'checkout_session.disputed')
           s.fail(
-            `The client reports ${describeAnswer(answer)}; receivers ignore unknown events and still answer 2xx, so it must verify and be told apart.`,
+            `The client reports ${s.describe(answer)}; receivers ignore unknown events and still answer 2xx, so it must verify and be told apart.`,
           );
       });
     },
@@ -114,7 +112,7 @@ export const eventChecks: ClientCheck[] = [
         expectAnswered(s, answer, 'A legacy two-field delivery');
         const value = valueIn(answer);
         if (value && value.kind !== 'legacy')
-          s.fail(`The client takes an unsigned legacy body as ${describeAnswer(answer)}.`);
+          s.fail(`The client takes an unsigned legacy body as ${s.describe(answer)}.`);
       });
     },
   },

@@ -8,6 +8,7 @@ import {
   during,
   errorReply,
   expectAnswered,
+  expectSeen,
   IDEM,
   idOf,
   judgeRepeats,
@@ -26,6 +27,7 @@ export const idempotencyChecks: ClientCheck[] = [
     async run(run) {
       const s = await traffic(run);
       const payments = createsByPayment(s);
+      expectSeen('create', payments.flatMap((p) => p.creates).length);
       const keys: string[] = [];
       for (const [i, { creates }] of payments.entries()) {
         const own = new Set(creates.map((r) => r.headers['idempotency-key']));

@@ -1,7 +1,6 @@
 /** CLIENT checks of the redirect rule (Endpoints: POST /api/checkout-sessions): ids in a URL are not proof of payment. */
 import { randomUUID } from 'node:crypto';
 import { AdapterError } from '../../../core/adapter.ts';
-import { describeAnswer } from '../context.ts';
 import { isSessionRead } from '../service.ts';
 import {
   type ClientCheck,
@@ -29,7 +28,7 @@ export const redirectChecks: ClientCheck[] = [
         expectAnswered(s, answer, 'The payer landing on redirectUrl with the ids of an unpaid session');
         if (valueIn(answer)?.paid !== false)
           s.fail(
-            `For a redirect naming an unpaid session, the client reports ${describeAnswer(answer)}: the ids are not proof of payment.`,
+            `For a redirect naming an unpaid session, the client reports ${s.describe(answer)}: the ids are not proof of payment.`,
           );
         if (!during(s, last(s)).some((r) => isSessionRead(r) && r.url.includes(unpaid.id)))
           s.fail('The client decided without reading the session back.');
@@ -58,7 +57,7 @@ export const redirectChecks: ClientCheck[] = [
         expectAnswered(s, landed, 'The payer landing on redirectUrl after paying');
         if (valueIn(landed)?.paid !== true)
           s.fail(
-            `For the redirect of a completed payment, the client reports ${describeAnswer(landed)}: read back, it is paid.`,
+            `For the redirect of a completed payment, the client reports ${s.describe(landed)}: read back, it is paid.`,
           );
       });
     },

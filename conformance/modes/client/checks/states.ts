@@ -1,7 +1,6 @@
 /** CLIENT checks of States and transitions: only completed is paid, and an unknown status neither fulfils nor errors. */
 import { CheckSkipped } from '../../../core/outcome.ts';
 import type { Answer } from '../protocol.ts';
-import { describeAnswer } from '../context.ts';
 import { isSessionRead, type Script } from '../service.ts';
 import { type ClientCheck, createdId, expectAnswered, STATES, valueIn } from '../scenarios.ts';
 
@@ -33,7 +32,7 @@ export const stateChecks: ClientCheck[] = [
         const read = await s.ask({ op: 'readSession', sessionId: id });
         expectAnswered(s, read, 'A session read with the status "authorised"');
         if (!valueIn(read))
-          s.fail(`Reading a session whose status the client does not know fails: ${describeAnswer(read)}.`);
+          s.fail(`Reading a session whose status the client does not know fails: ${s.describe(read)}.`);
         if (valueIn(read)?.status !== 'authorised')
           s.fail(
             `The client reports status ${JSON.stringify(valueIn(read)?.status)} for a session read as "authorised".`,
@@ -49,8 +48,7 @@ export const stateChecks: ClientCheck[] = [
           }
           expectAnswered(s, confirmed, `Deciding fulfilment on the status "${status}"`);
           const value = valueIn(confirmed);
-          if (!value)
-            return s.fail(`Deciding fulfilment on the status "${status}" fails: ${describeAnswer(confirmed)}.`);
+          if (!value) return s.fail(`Deciding fulfilment on the status "${status}" fails: ${s.describe(confirmed)}.`);
           if (value.paid !== false) s.fail(`The client would fulfil a session whose status is "${status}".`);
         }
       });
