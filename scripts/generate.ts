@@ -64,6 +64,13 @@ function errorStatuses(docs: Array<Record<string, unknown>>): string {
   ].join('\n');
 }
 
+/**
+ * The client's version as its package.json says, for its User-Agent: the release workflow
+ * bumps the package.json (`changeset version`) and then regenerates, so the released client
+ * names the version it is.
+ */
+const CLIENT_VERSION = 'client/version.ts';
+
 /** The words of every anchored clause of the service document, for the suite's register. */
 const CLAUSE_TEXT = 'conformance/core/clause-text.ts';
 
@@ -101,6 +108,16 @@ async function render(): Promise<Map<string, string>> {
   files.set(VECTORS.copy, `${JSON.stringify({ 'x-generated': marker(VECTORS.source), ...vectors }, null, 2)}\n`);
   // The conformance package ships the service document its clause ids point into, so the
   // links of its README resolve where it is installed.
+  const client = JSON.parse(await readFile(path.join(root, 'client/package.json'), 'utf8')) as { version: string };
+  files.set(
+    CLIENT_VERSION,
+    [
+      `// ${marker('client/package.json')}`,
+      "/** This package's version, as its package.json says. */",
+      `export const CLIENT_VERSION = '${client.version}';`,
+      '',
+    ].join('\n'),
+  );
   const service = await readFile(path.join(root, 'SERVICE.md'), 'utf8');
   files.set('conformance/SERVICE.md', `<!-- ${marker('SERVICE.md')} -->\n${service}`);
   const committed = await readFile(path.join(root, CLAUSE_TEXT), 'utf8').catch(() => '');

@@ -3,7 +3,8 @@
  * packages and written their CHANGELOG.md from the change files (RELEASING.md):
  *
  * 1. the descriptions' info.version follows the contract package's new version, and
- *    generated/ is rebuilt;
+ *    generated/ is rebuilt, with the client's version constant (its User-Agent) from its
+ *    new package.json; a major of the contract without a major of the client is refused;
  * 2. the contract's CHANGELOG.md gets the description's changes since the last release in
  *    words, under the new version (the docs site shows the same on its changelog page);
  * 3. the release is kept: releases/contract/<version> the description and sandbox API as
@@ -19,6 +20,16 @@ import { changelogBetween, contractVersion, RELEASES, ROOT, releases, setInfoVer
 
 const version = contractVersion();
 const last = releases('contract').at(-1);
+const clientVersion = JSON.parse(readFileSync(path.join(ROOT, 'client/package.json'), 'utf8')).version as string;
+const lastClient = releases('client').at(-1);
+const majorOf = (v: string) => Number(v.split('.')[0]);
+
+// RELEASING.md: the client follows a major of the contract with a major of its own (the gate
+// asks the change files for it; Changesets alone gives a dependent a patch).
+if (last && lastClient && majorOf(version) > majorOf(last) && majorOf(clientVersion) <= majorOf(lastClient))
+  throw new Error(
+    `release: the contract goes from ${last} to ${version}, but the client only from ${lastClient} to ${clientVersion}: it follows a major of the contract with a major (RELEASING.md).`,
+  );
 
 for (const file of ['openapi/openapi.yaml', 'openapi/sandbox.yaml']) setInfoVersion(path.join(ROOT, file), version);
 execFileSync(process.execPath, ['--import', 'tsx', 'scripts/generate.ts'], { cwd: ROOT, stdio: 'inherit' });
@@ -50,7 +61,6 @@ if (!existsSync(contractDir)) {
   console.log(`release: kept the contract ${version} in ${path.relative(ROOT, contractDir)}`);
 }
 
-const clientVersion = JSON.parse(readFileSync(path.join(ROOT, 'client/package.json'), 'utf8')).version as string;
 const clientDir = path.join(RELEASES, 'client', clientVersion);
 if (!existsSync(clientDir)) {
   mkdirSync(clientDir, { recursive: true });
