@@ -21,7 +21,8 @@ import { apiCompare } from 'api-smart-diff';
 
 export type Party = 'API clients' | 'webhook receivers' | 'sandbox users';
 export const PARTIES: readonly Party[] = ['API clients', 'webhook receivers', 'sandbox users'];
-export type Kind = 'breaking' | 'non-breaking' | 'deprecated' | 'annotation';
+/** `undecided`: a change the gate cannot judge (a pattern of a form it does not read): a person judges it. */
+export type Kind = 'breaking' | 'non-breaking' | 'undecided' | 'deprecated' | 'annotation';
 
 export interface Change {
   party: Party;
@@ -171,6 +172,104 @@ function typeVerdict(diff: {
     : { kind: 'breaking', why: 'retyped: a value sent before is refused, or one read now was never read before' };
 }
 
+/** A pattern of the simple form the description uses: one character class with a bounded repeat. */
+interface SimplePattern {
+  /** The characters the class takes, as code point ranges, merged and in order. */
+  ranges: Array<[number, number]>;
+  min: number;
+  max: number;
+}
+
+/** The character ranges of a class's body (`a-zA-Z0-9 '.,@_-`), or undefined for what this does not read. */
+function classRanges(body: string): Array<[number, number]> | undefined {
+  // Each character of the class, and whether it was escaped (an escaped dash is a dash).
+  const items: Array<{ code: number; escaped: boolean }> = [];
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i]!;
+    if (c === '\\') {
+      const next = body[i + 1];
+      // \d, \w, \s and the like are classes of their own: not read here.
+      if (next === undefined || /[a-zA-Z0-9]/.test(next)) return undefined;
+      items.push({ code: next.codePointAt(0)!, escaped: true });
+      i += 1;
+    } else if (c === '[' || (c === '^' && i === 0)) return undefined;
+    else items.push({ code: c.codePointAt(0)!, escaped: false });
+  }
+  const ranges: Array<[number, number]> = [];
+  for (let i = 0; i < items.length; i++) {
+    const dash = items[i + 1];
+    // A dash between two characters makes a range; first or last, or escaped, it is itself.
+    if (dash && dash.code === 0x2d && !dash.escaped && i + 2 < items.length) {
+      ranges.push([items[i]!.code, items[i + 2]!.code]);
+      i += 2;
+    } else ranges.push([items[i]!.code, items[i]!.code]);
+  }
+  ranges.sort((x, y) => x[0] - y[0]);
+  const merged: Array<[number, number]> = [];
+  for (const [lo, hi] of ranges) {
+    const last = merged.at(-1);
+    if (last && lo <= last[1] + 1) last[1] = Math.max(last[1], hi);
+    else merged.push([lo, hi]);
+  }
+  return merged;
+}
+
+/** `^[class]{m,n}$` (or `{n}`, `?`, `*`, `+`), read; anything else undefined. */
+export function simplePattern(pattern: unknown): SimplePattern | undefined {
+  if (typeof pattern !== 'string') return undefined;
+  const m = /^\^\[((?:\\.|[^\]\\])+)\](\{(\d+)(,(\d*))?\}|[?*+])?\$$/.exec(pattern);
+  if (!m) return undefined;
+  const ranges = classRanges(m[1]!);
+  if (!ranges) return undefined;
+  const [min, max] =
+    m[2] === undefined
+      ? [1, 1]
+      : m[2] === '?'
+        ? [0, 1]
+        : m[2] === '*'
+          ? [0, Number.POSITIVE_INFINITY]
+          : m[2] === '+'
+            ? [1, Number.POSITIVE_INFINITY]
+            : [Number(m[3]), m[4] === undefined ? Number(m[3]) : m[5] === '' ? Number.POSITIVE_INFINITY : Number(m[5])];
+  return { ranges, min, max };
+}
+
+/** Does every string `inner` matches match `outer` too? */
+function within(inner: SimplePattern, outer: SimplePattern): boolean {
+  const covered = inner.ranges.every(([lo, hi]) => outer.ranges.some(([a, b]) => a <= lo && hi <= b));
+  return covered && outer.min <= inner.min && inner.max <= outer.max;
+}
+
+/**
+ * A pattern changed: compared when both are of the simple form (every value valid before
+ * still is, for what a client sends; every value read now was possible before, for what it
+ * reads); otherwise the gate cannot decide, and says so rather than calling it breaking.
+ */
+function patternVerdict(diff: {
+  path: readonly (string | number)[];
+  before?: unknown;
+  after?: unknown;
+}): { kind: Kind; why: string } | undefined {
+  if (diff.path.at(-1) !== 'pattern' || diff.before === undefined || diff.after === undefined) return undefined;
+  const [was, is] = [simplePattern(diff.before), simplePattern(diff.after)];
+  if (!was || !is)
+    return {
+      kind: 'undecided',
+      why: `the gate compares patterns of one character class with a bounded repeat; ${JSON.stringify(diff.before)} → ${JSON.stringify(diff.after)} is not one: judge it`,
+    };
+  const request = inRequest(diff.path);
+  const fits = request ? within(was, is) : within(is, was);
+  return fits
+    ? {
+        kind: 'non-breaking',
+        why: request ? 'the pattern takes every value it took before' : 'every value read now was possible before',
+      }
+    : {
+        kind: 'breaking',
+        why: request ? 'the pattern refuses values it took before' : 'a value read now was not possible before',
+      };
+}
+
 /** Extensions that document a value and change nothing on the wire. */
 const DOCUMENTATION_EXTENSIONS = new Set(['x-enumDescriptions', 'x-account-configuration', 'x-assumption']);
 
@@ -209,7 +308,9 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
     let kind: Kind = example ? 'annotation' : diff.type === 'unclassified' ? 'breaking' : diff.type;
     let why: string | undefined =
       !example && diff.type === 'unclassified' ? 'not classified: taken as breaking until it is' : undefined;
-    const verdict = example ? undefined : (typeVerdict(diff) ?? enumVerdict(before, after, diff.path));
+    const verdict = example
+      ? undefined
+      : (typeVerdict(diff) ?? patternVerdict(diff) ?? enumVerdict(before, after, diff.path));
     if (verdict) ({ kind, why } = verdict);
     if (
       kind !== 'breaking' &&
@@ -372,12 +473,13 @@ export const breaking = (changes: readonly Change[]) => changes.filter((c) => c.
 export function changelogOf(changes: readonly Change[]): string {
   const heading: Record<Kind, string> = {
     breaking: 'Breaking',
+    undecided: 'Not decided by the gate',
     'non-breaking': 'Added and changed',
     deprecated: 'Deprecated',
     annotation: 'Documentation',
   };
   const sections: string[] = [];
-  for (const kind of ['breaking', 'non-breaking', 'deprecated', 'annotation'] as Kind[]) {
+  for (const kind of ['breaking', 'undecided', 'non-breaking', 'deprecated', 'annotation'] as Kind[]) {
     const lines = [
       ...new Set(
         changes

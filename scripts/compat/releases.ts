@@ -4,15 +4,19 @@
  * its consumer tests wrote; the newest contract release is what the compatibility gate
  * compares the working tree with. And the change files (.changeset/) not yet released.
  */
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import parseChangeset from '@changesets/parse';
 import { parse as parseYaml } from 'yaml';
 import { type Change, type Contract, changelogOf, compareContracts } from './contract-diff.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const RELEASES = path.join(ROOT, 'releases');
 export const CONTRACT_PACKAGE = '@payment-service/contract';
+export const CLIENT_PACKAGE = '@payment-service/client';
 
 const parts = (v: string) => v.split('.').map(Number);
 /** Semantic versions, oldest first. */
@@ -33,11 +37,112 @@ export function releases(kind: 'contract' | 'client', root = ROOT): string[] {
 }
 
 const json = (file: string) => JSON.parse(readFileSync(file, 'utf8'));
+type Json = any;
 
-/** The contract as released at `version`, or as the working tree has it (`current`). */
+/** A description that cannot be compared: a file that is not JSON, a $ref that leads nowhere. */
+export class UnreadableDescription extends Error {}
+
+/** A released description's JSON, or why it cannot be read (the file named). */
+function readJson(file: string, root: string): Json {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UnreadableDescription(`${path.relative(root, file)}: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * The contract as released at `version`, or as generated/ has it (`current`, which the
+ * release workflow keeps): each description checked for $refs that lead nowhere.
+ */
 export function contractAt(version: string | 'current', root = ROOT): Contract {
   const dir = version === 'current' ? path.join(root, 'generated') : path.join(root, 'releases', 'contract', version);
-  return { openapi: json(path.join(dir, 'openapi.json')), sandbox: json(path.join(dir, 'sandbox.json')) };
+  const [openapi, sandbox] = ['openapi.json', 'sandbox.json'].map((name) => {
+    const file = path.join(dir, name);
+    const doc = readJson(file, root);
+    const broken = unresolvedRefs(doc);
+    if (broken.length > 0) throw new UnreadableDescription(`${path.relative(root, file)}: ${broken.join('; ')}`);
+    return doc;
+  });
+  return { openapi, sandbox };
+}
+
+/**
+ * The contract as openapi/ holds it now, bundled as `npm run generate` bundles it: what the
+ * gate compares, whether or not generated/ was rebuilt. A description redocly cannot bundle
+ * (a $ref to no file, a YAML error) is unreadable, the file and line named.
+ */
+export function contractInTree(root = ROOT): Contract {
+  const dir = mkdtempSync(path.join(tmpdir(), 'compat-'));
+  try {
+    const [openapi, sandbox] = ['openapi', 'sandbox'].map((name) => {
+      const source = path.join(root, 'openapi', `${name}.yaml`);
+      const out = path.join(dir, `${name}.json`);
+      try {
+        execFileSync(path.join(ROOT, 'node_modules/.bin/redocly'), ['bundle', source, '--output', out], {
+          cwd: ROOT,
+          env: { ...process.env, REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+      } catch (error) {
+        const said = `${(error as { stdout?: Buffer }).stdout ?? ''}${(error as { stderr?: Buffer }).stderr ?? ''}`;
+        // Redocly's own lines that name where and what: "[1] paths/x.yaml:20:13 at #/...", "Can't resolve $ref: ...".
+        const lines = said.split('\n').filter((l) => /^\[\d+\] |Can't resolve|Error|error/.test(l.trim()));
+        throw new UnreadableDescription(
+          `${path.relative(root, source)} cannot be bundled:\n  ${lines.map((l) => l.trim()).join('\n  ') || said.trim()}`,
+        );
+      }
+      const doc = readJson(out, root);
+      const broken = unresolvedRefs(doc);
+      if (broken.length > 0) throw new UnreadableDescription(`${path.relative(root, source)}: ${broken.join('; ')}`);
+      return doc;
+    });
+    return { openapi, sandbox };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The local $refs of a description that lead nowhere: to a pointer with no value, or round
+ * a circle of references that never reaches a value (a recursive schema, through its
+ * properties, is a value and is fine).
+ */
+export function unresolvedRefs(doc: Json): string[] {
+  const found: string[] = [];
+  const lookup = (ref: string): Json =>
+    ref
+      .slice(2)
+      .split('/')
+      .reduce(
+        (v: Json, key) => (v === undefined || v === null ? undefined : v[key.replace(/~1/g, '/').replace(/~0/g, '~')]),
+        doc,
+      );
+  const walk = (value: Json, at: string) => {
+    if (!value || typeof value !== 'object') return;
+    if (typeof value.$ref === 'string' && value.$ref.startsWith('#/')) {
+      const seen = new Set<string>();
+      let ref: string = value.$ref;
+      for (;;) {
+        if (seen.has(ref)) {
+          found.push(`the $ref at ${at} goes round a circle of references (${[...seen].join(' → ')})`);
+          break;
+        }
+        seen.add(ref);
+        const target = lookup(ref);
+        if (target === undefined) {
+          found.push(`the $ref at ${at} (${ref}) leads nowhere`);
+          break;
+        }
+        if (typeof target?.$ref !== 'string' || !target.$ref.startsWith('#/')) break;
+        ref = target.$ref;
+      }
+    }
+    for (const [key, inner] of Object.entries(value))
+      walk(inner, `${at}/${key.replace(/~/g, '~0').replace(/\//g, '~1')}`);
+  };
+  walk(doc, '#');
+  return found;
 }
 
 /** The Pact contracts a client release wrote. */
@@ -48,27 +153,53 @@ export function pactsOf(version: string, root = ROOT): string[] {
     .map((f) => path.join(dir, f));
 }
 
+export type Bump = 'major' | 'minor' | 'patch' | 'none';
+
 export interface ChangeFile {
   file: string;
   /** Package name to its bump. */
-  bumps: Record<string, 'major' | 'minor' | 'patch'>;
+  bumps: Record<string, Bump>;
   summary: string;
 }
 
-/** The change files waiting for the next release (.changeset/*.md, their front matter). */
-export function pendingChanges(root = ROOT): ChangeFile[] {
+/** How much a bump is, to compare two. */
+export const BUMP_ORDER: Record<Bump, number> = { none: 0, patch: 1, minor: 2, major: 3 };
+
+/**
+ * The change files waiting for the next release (.changeset/*.md), read as Changesets reads
+ * them (@changesets/parse, the parser `changeset version` uses): what it cannot read, the
+ * gate cannot take for an acknowledgement, and the release would fail on later.
+ */
+export function pendingChanges(root = ROOT): {
+  files: ChangeFile[];
+  unreadable: Array<{ file: string; why: string }>;
+} {
   const dir = path.join(root, '.changeset');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.md') && f !== 'README.md')
-    .map((f) => {
-      const text = readFileSync(path.join(dir, f), 'utf8').replace(/\r\n/g, '\n');
-      const [, front = '', summary = ''] = /^---\n([\s\S]*?)\n---\n?([\s\S]*)$/.exec(text) ?? [];
-      const bumps = Object.fromEntries(
-        [...front.matchAll(/^\s*["']?([^"':]+)["']?\s*:\s*(major|minor|patch)\s*$/gm)].map((m) => [m[1]!, m[2]!]),
-      ) as ChangeFile['bumps'];
-      return { file: path.join('.changeset', f), bumps, summary: summary.trim() };
-    });
+  if (!existsSync(dir)) return { files: [], unreadable: [] };
+  const files: ChangeFile[] = [];
+  const unreadable: Array<{ file: string; why: string }> = [];
+  for (const f of readdirSync(dir).filter((name) => name.endsWith('.md') && name !== 'README.md')) {
+    const file = path.join('.changeset', f);
+    try {
+      const { releases: bumped, summary } = parseChangeset(readFileSync(path.join(dir, f), 'utf8'));
+      files.push({ file, bumps: Object.fromEntries(bumped.map((r) => [r.name, r.type])), summary });
+    } catch (error) {
+      const why = String((error as Error).message)
+        .split('\n')
+        .slice(0, 3)
+        .join(' ');
+      unreadable.push({ file, why });
+    }
+  }
+  return { files, unreadable };
+}
+
+/** The largest bump the change files make of a package ('none' when none names it). */
+export function bumpOf(files: readonly ChangeFile[], pkg: string): Bump {
+  return files.reduce<Bump>((most, f) => {
+    const bump = f.bumps[pkg] ?? 'none';
+    return BUMP_ORDER[bump] > BUMP_ORDER[most] ? bump : most;
+  }, 'none');
 }
 
 /** A description's info.version, as YAML reads it. */

@@ -7,6 +7,7 @@
  * matrix turns red when the server breaks one.
  */
 import { execFile } from 'node:child_process';
+import { type AddressInfo, createServer } from 'node:net';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -73,6 +74,29 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
       schemas(c).CheckoutSessionCreateRequest.properties.channel = { type: 'string' };
     },
     want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a request pattern widened, with its maxLength (particulars from {0,12} to {0,20})',
+    edit: (c) => {
+      const particulars = schemas(c).CreditorReference.properties.particulars;
+      particulars.pattern = '^[a-zA-Z0-9- ]{0,20}$';
+      particulars.maxLength = 20;
+    },
+    want: { 'API clients': 'non-breaking' },
+  },
+  {
+    change: 'a request pattern narrowed (a character no longer taken)',
+    edit: (c) => {
+      schemas(c).CreditorReference.properties.particulars.pattern = '^[a-zA-Z0-9 ]{0,12}$';
+    },
+    want: { 'API clients': 'breaking' },
+  },
+  {
+    change: 'a pattern of a form the gate does not read, changed',
+    edit: (c) => {
+      schemas(c).RedirectUrl.pattern = '^[Hh][Tt][Tt][Pp][Ss]://';
+    },
+    want: { 'API clients': 'undecided' },
   },
   {
     change: 'a response field added',
@@ -279,7 +303,7 @@ const fixture: Array<{ change: string; edit: (c: Contract) => void; want: Partia
   },
 ];
 
-const ORDER: Kind[] = ['annotation', 'deprecated', 'non-breaking', 'breaking'];
+const ORDER: Kind[] = ['annotation', 'deprecated', 'non-breaking', 'undecided', 'breaking'];
 /** The most serious kind of change per party. */
 function worst(changes: Change[]): Partial<Record<Party, Kind>> {
   const out: Partial<Record<Party, Kind>> = {};
@@ -321,10 +345,14 @@ describe('the gate as npm test runs it (scripts/compat.ts check)', () => {
     cpSync(path.join(repoRoot, 'openapi'), path.join(dir, 'openapi'), { recursive: true });
     mkdirSync(path.join(dir, 'generated'));
     cpSync(path.join(repoRoot, 'generated/package.json'), path.join(dir, 'generated/package.json'));
-    const current = structuredClone(released);
-    edit?.(current);
-    writeFileSync(path.join(dir, 'generated/openapi.json'), JSON.stringify(current.openapi));
-    writeFileSync(path.join(dir, 'generated/sandbox.json'), JSON.stringify(current.sandbox));
+    if (edit) {
+      // The gate reads the description as openapi/ holds it: the edited one goes there, as
+      // JSON (which YAML reads), already bundled.
+      const current = structuredClone(released);
+      edit(current);
+      writeFileSync(path.join(dir, 'openapi/openapi.yaml'), JSON.stringify(current.openapi));
+      writeFileSync(path.join(dir, 'openapi/sandbox.yaml'), JSON.stringify(current.sandbox));
+    }
     mkdirSync(path.join(dir, '.changeset'));
     if (changeFile) writeFileSync(path.join(dir, '.changeset/breaking-change.md'), changeFile);
     return dir;
@@ -347,10 +375,19 @@ describe('the gate as npm test runs it (scripts/compat.ts check)', () => {
       );
       const minor = await gate(scratch(removeField, "---\n'@payment-service/contract': minor\n---\n\nchecked.\n"));
       expect(minor.code).toBe(1);
-      const major = await gate(
+      // The client follows a major of the contract with one of its own (RELEASING.md).
+      const contractOnly = await gate(
         scratch(
           removeField,
           "---\n'@payment-service/contract': major\n---\n\ncheckoutMethod is no longer read back.\n",
+        ),
+      );
+      expect(contractOnly.code).toBe(1);
+      expect(contractOnly.stderr).toMatch(/but do not name @payment-service\/client: the client follows a major/);
+      const major = await gate(
+        scratch(
+          removeField,
+          "---\n'@payment-service/contract': major\n'@payment-service/client': major\n---\n\ncheckoutMethod is no longer read back.\n",
         ),
       );
       expect(major.code, major.stderr).toBe(0);
@@ -378,6 +415,73 @@ describe('the gate as npm test runs it (scripts/compat.ts check)', () => {
       );
     },
     paced(60_000),
+  );
+  it(
+    'reads change files as Changesets does: one it cannot parse acknowledges nothing, and is named',
+    async () => {
+      const added = fixture.find((f) => f.change === 'a response field added')!.edit;
+      for (const front of [
+        // A package name starting with @ unquoted is not YAML.
+        '@payment-service/contract: minor',
+        // The same package twice.
+        "'@payment-service/contract': minor\n'@payment-service/contract': major",
+      ]) {
+        const refused = await gate(scratch(added, `---\n${front}\n---\n\nsettledAt.\n`));
+        expect(refused.code, front).toBe(1);
+        expect(refused.stderr).toMatch(/\.changeset\/breaking-change\.md: Changesets cannot read this change file/);
+      }
+    },
+    paced(60_000),
+  );
+
+  it(
+    'refuses a bump smaller than what it found: a patch for a change users notice',
+    async () => {
+      const added = fixture.find((f) => f.change === 'a response field added')!.edit;
+      const patch = await gate(scratch(added, "---\n'@payment-service/contract': patch\n---\n\nsettledAt.\n"));
+      expect(patch.code).toBe(1);
+      expect(patch.stderr).toMatch(/make only a patch of @payment-service\/contract .* a minor is the least/);
+    },
+    paced(60_000),
+  );
+
+  it(
+    'compares openapi/ as it stands, generated/ rebuilt or not, and names what cannot be read',
+    async () => {
+      const edited = scratch();
+      const file = path.join(edited, 'openapi/components/schemas/CheckoutSession.yaml');
+      writeFileSync(
+        file,
+        readFileSync(file, 'utf8').replace(/^ {2}testMode:\n/m, '  settledAt:\n    type: string\n  testMode:\n'),
+      );
+      const seen = await gate(edited);
+      expect(seen.stdout).toMatch(/API clients\s+non-breaking\s+GET \/api\/checkout-sessions\/\{id\}/);
+
+      const dangling = scratch();
+      const path_ = path.join(dangling, 'openapi/paths/api_checkout-sessions_{id}.yaml');
+      writeFileSync(path_, readFileSync(path_, 'utf8').replace('schemas/CheckoutSession.yaml', 'schemas/NoSuch.yaml'));
+      const unbundled = await gate(dangling);
+      expect(unbundled.code).toBe(1);
+      expect(unbundled.stderr).toMatch(/cannot compare the description: openapi\/openapi\.yaml cannot be bundled/);
+      expect(unbundled.stderr).toMatch(/NoSuch\.yaml/);
+
+      const released_ = releases('contract').at(-1)!;
+      const notJson = scratch();
+      writeFileSync(path.join(notJson, `releases/contract/${released_}/openapi.json`), '{ "openapi": ');
+      const unread = await gate(notJson);
+      expect(unread.code).toBe(1);
+      expect(unread.stderr).toMatch(new RegExp(`releases/contract/${released_.replace(/\./g, '\\.')}/openapi.json: `));
+
+      const circular = scratch();
+      const doc = structuredClone(released.openapi);
+      doc.components.schemas.CheckoutSession = { $ref: '#/components/schemas/Loop' };
+      doc.components.schemas.Loop = { $ref: '#/components/schemas/CheckoutSession' };
+      writeFileSync(path.join(circular, `releases/contract/${released_}/openapi.json`), JSON.stringify(doc));
+      const round = await gate(circular);
+      expect(round.code).toBe(1);
+      expect(round.stderr).toMatch(/goes round a circle of references/);
+    },
+    paced(90_000),
   );
 });
 
@@ -411,6 +515,36 @@ describe('old clients against the new server (npm run compat:matrix)', () => {
       expect(green.stdout).toMatch(/can deploy: yes/);
     },
     paced(120_000),
+  );
+
+  it(
+    'tells a server it cannot verify from one that breaks a client: a refused token or no server is exit 2',
+    async () => {
+      const script = ['--import', 'tsx', 'scripts/compat.ts', 'matrix'];
+      const runWith = (baseUrl: string, token: string) =>
+        run(process.execPath, [...script, '--base-url', baseUrl], {
+          cwd: repoRoot,
+          env: { ...process.env, SANDBOX_TOKEN: token },
+        }).then(
+          (r) => ({ code: 0, ...r }),
+          (e: { code: number; stdout: string; stderr: string }) => e,
+        );
+      const refused = await runWith(t.url, 'not-the-token');
+      expect(refused.code).toBe(2);
+      expect(refused.stderr).toMatch(/refused the sandbox token \(401\): nothing was verified/);
+      expect(refused.stdout).not.toMatch(/can deploy/);
+      // A port nothing listens on: one just freed.
+      const free = await new Promise<number>((resolve) => {
+        const probe = createServer().listen(0, '127.0.0.1', () => {
+          const { port } = probe.address() as AddressInfo;
+          probe.close(() => resolve(port));
+        });
+      });
+      const nobody = await runWith(`http://127.0.0.1:${free}`, SANDBOX_TOKEN);
+      expect(nobody.code).toBe(2);
+      expect(nobody.stderr).toMatch(/is unreachable \(ECONNREFUSED\): nothing was verified/);
+    },
+    paced(60_000),
   );
 
   it(
