@@ -136,7 +136,8 @@ export function writeHarReport(entries: readonly TrafficEntry[], redactor: Redac
   try {
     const head = JSON.stringify({ version: '1.2', creator: { name: 'payment-conformance', version: TOOL_VERSION } });
     writeSync(fd, `{"log":${head.slice(0, -1)},"entries":[`);
-    for (const [i, e] of entries.entries()) writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(harEntry(e, redactor))}`);
+    for (const [i, e] of entries.entries())
+      writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(harEntry(e, redactor))}`);
     writeSync(fd, ']}}\n');
   } finally {
     closeSync(fd);

@@ -202,7 +202,13 @@ describe('secrets', () => {
         { SIDE_FILE: side },
       );
       expect(run.code).toBe(1);
-      const secrets = [...new Set(readFileSync(side, 'utf8').split('\n').filter((s) => s.length >= 12))];
+      const secrets = [
+        ...new Set(
+          readFileSync(side, 'utf8')
+            .split('\n')
+            .filter((s) => s.length >= 12),
+        ),
+      ];
       // Tokens (over 300 characters), client secrets and webhook secrets.
       expect(secrets.some((s) => s.length > 300)).toBe(true);
       const reports = [

@@ -122,20 +122,19 @@ export class Scenario {
     const all = this.requests;
     // The first requests and the last ones: a client that hammers the service sends thousands.
     const shown = all.length <= EVIDENCE_REQUESTS ? all : [...all.slice(0, EVIDENCE_REQUESTS - 20), ...all.slice(-20)];
-    const lines = shown
-      .map((r) => {
-        const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !ONE_HOP.has(name)));
-        // A body past the excerpt's bound is named by its size: the evidence of every check
-        // that judges the scenario repeats it.
-        const size = r.bodyBytes ?? Buffer.byteLength(r.body);
-        const shown = size <= EVIDENCE_BODY ? r.body || undefined : undefined;
-        const line = curlOf(
-          { method: r.method, url: `${this.service.url}${r.url}`, headers, body: shown },
-          this.redactor,
-        );
-        const omitted = size > EVIDENCE_BODY ? ` (a body of ${size} bytes, not shown)` : '';
-        return `${r.seq}. (+${r.at - (this.steps[0]?.asked ?? r.at)} ms) ${line}${omitted}\n   # ${describeGot(r)}`;
-      });
+    const lines = shown.map((r) => {
+      const headers = Object.fromEntries(Object.entries(r.headers).filter(([name]) => !ONE_HOP.has(name)));
+      // A body past the excerpt's bound is named by its size: the evidence of every check
+      // that judges the scenario repeats it.
+      const size = r.bodyBytes ?? Buffer.byteLength(r.body);
+      const shown = size <= EVIDENCE_BODY ? r.body || undefined : undefined;
+      const line = curlOf(
+        { method: r.method, url: `${this.service.url}${r.url}`, headers, body: shown },
+        this.redactor,
+      );
+      const omitted = size > EVIDENCE_BODY ? ` (a body of ${size} bytes, not shown)` : '';
+      return `${r.seq}. (+${r.at - (this.steps[0]?.asked ?? r.at)} ms) ${line}${omitted}\n   # ${describeGot(r)}`;
+    });
     if (shown.length < all.length)
       lines.splice(EVIDENCE_REQUESTS - 20, 0, `… ${all.length - shown.length} more requests, not shown`);
     const dropped = this.service.dropped();

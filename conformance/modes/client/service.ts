@@ -107,7 +107,11 @@ export async function startScriptedService(targetUrl: string, script: Script): P
             for (const [name, value] of Object.entries(response.headers))
               if (value !== undefined && !HOP.has(name) && name !== 'content-encoding')
                 kept[name] = Array.isArray(value) ? value.join(', ') : value;
-            resolve({ status: response.statusCode ?? 502, headers: kept, body: Buffer.concat(chunks).toString('utf8') });
+            resolve({
+              status: response.statusCode ?? 502,
+              headers: kept,
+              body: Buffer.concat(chunks).toString('utf8'),
+            });
           });
         },
       );

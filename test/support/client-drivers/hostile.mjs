@@ -78,7 +78,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     for (let i = 0; i < reads; i += 100)
       await Promise.all(
         Array.from({ length: Math.min(100, reads - i) }, () =>
-          fetch(`${base}/api/checkout-sessions/${operation.sessionId}`, { headers: { authorization: `Bearer ${token}` } })
+          fetch(`${base}/api/checkout-sessions/${operation.sessionId}`, {
+            headers: { authorization: `Bearer ${token}` },
+          })
             .then((r) => r.arrayBuffer())
             .catch(() => undefined),
         ),
