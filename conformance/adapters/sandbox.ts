@@ -43,7 +43,8 @@ export function sandboxAdapter(options: SandboxOptions): TargetAdapter {
       ).webhookSigningSecret;
     },
     async advanceClock(orgId, seconds) {
-      sandboxData(
+      // The sandbox's answer, the organisation's time after the move, is the target's own word on it.
+      return sandboxData(
         'POST /sandbox/organisations/{orgId}/clock',
         await sandbox.POST('/sandbox/organisations/{orgId}/clock', {
           ...org(orgId),
@@ -53,7 +54,7 @@ export function sandboxAdapter(options: SandboxOptions): TargetAdapter {
     },
     async attempt(target, rail, outcome) {
       const body = { rail, outcome };
-      const done =
+      const posted =
         target.kind === 'checkout-session'
           ? await sandbox.POST('/sandbox/checkout-sessions/{id}/attempts', {
               params: { path: { id: target.id } },
@@ -66,8 +67,18 @@ export function sandboxAdapter(options: SandboxOptions): TargetAdapter {
                 body,
               });
       // The three answers differ in what they read back; each carries where the payer goes.
-      const answer = done as { data?: { redirectTo: string | null }; error?: unknown; response: Response };
-      return { redirectTo: sandboxData(`attempt on ${target.kind} ${target.id}`, answer).redirectTo ?? null };
+      const answer = posted as {
+        data?: { redirectTo: string | null; session?: unknown; paymentLink?: unknown };
+        error?: unknown;
+        response: Response;
+      };
+      const done = sandboxData(`attempt on ${target.kind} ${target.id}`, answer);
+      // The sandbox's own answer of the payment after the attempt: the suite judges later reads against it.
+      return {
+        redirectTo: done.redirectTo ?? null,
+        ...(done.session !== undefined ? { session: done.session } : {}),
+        ...(done.paymentLink !== undefined ? { paymentLink: done.paymentLink } : {}),
+      };
     },
     async webhookDeliveries(query) {
       return sandboxData(

@@ -72,6 +72,15 @@ export interface AttemptTarget {
   id: string;
 }
 
+/** What an attempt came to, as the adapter says. */
+export interface AttemptDone {
+  redirectTo: string | null;
+  /** The session as the target's harness answered the attempt (its `status` after it), when the adapter passes it on. */
+  session?: unknown;
+  /** The payment link as the target's harness answered the attempt, when the adapter passes it on. */
+  paymentLink?: unknown;
+}
+
 /** One finished delivery attempt, as the sandbox API lists them. */
 export interface Delivery {
   transactionId: string;
@@ -131,10 +140,20 @@ export interface TargetAdapter {
   deleteApiKey?(clientId: string): Promise<void>;
   /** Replaces the organisation's signing secret outright; returns the new one. */
   rotateWebhookSecret?(orgId: string): Promise<string>;
-  /** Moves the organisation's clock forward (token expiry, session expiry, idempotency memory, retries). */
-  advanceClock?(orgId: string, seconds: number): Promise<void>;
-  /** A payment attempt as a payer would make it; `redirectTo` is where the payer's browser goes on success. */
-  attempt?(target: AttemptTarget, rail: Rail, outcome: Outcome): Promise<{ redirectTo: string | null }>;
+  /**
+   * Moves the organisation's clock forward (token expiry, session expiry, idempotency memory,
+   * retries). It may give what the target's harness answered (`now`, the organisation's time
+   * after the move): then the suite takes the move as made, and judges what follows from it.
+   */
+  // biome-ignore lint/suspicious/noConfusingVoidType: an adapter written before the answer existed returns nothing, and must still fit
+  advanceClock?(orgId: string, seconds: number): Promise<void | { now?: string }>;
+  /**
+   * A payment attempt as a payer would make it; `redirectTo` is where the payer's browser
+   * goes on success. It may also give what the target's own harness answered (`session`, or
+   * `paymentLink`: the payment as it stood after the attempt, as the sandbox API returns it):
+   * then reads that contradict it are a verdict on the target, not a doubt about the adapter.
+   */
+  attempt?(target: AttemptTarget, rail: Rail, outcome: Outcome): Promise<AttemptDone>;
   webhookDeliveries?(query: { transactionId?: string; checkoutSessionId?: string }): Promise<Delivery[]>;
   /** `internal_error_after_commit`: the next create commits, then answers 500; `signing_secret_unavailable`: deliveries go unsigned. */
   injectFault?(kind: FaultKind, orgId: string, times?: number): Promise<void>;

@@ -19,7 +19,8 @@ import {
 } from '../../../core/adapter.ts';
 import { clause } from '../../../core/clauses.ts';
 import { at, isObject, show, text } from '../../../core/json.ts';
-import { CheckSkipped } from '../../../core/outcome.ts';
+import { evidenceOf } from '../../../core/http.ts';
+import { CheckFailure, CheckSkipped } from '../../../core/outcome.ts';
 import { poll } from '../../../core/poll.ts';
 import { type Api, sessionBody } from './api.ts';
 import { DEFAULT_SETTINGS, DEFAULTS_TEXT, describeSettings, fits, type Mode, type Org } from './organisations.ts';
@@ -230,10 +231,13 @@ export class Target {
     const id = this.idOf(org, 'advanceClock');
     const before = await this.clockReading(org);
     const step = since === undefined ? seconds : Math.max(0, seconds - Math.floor((Date.now() - since) / 1000));
-    await this.call('advanceClock', `advanceClock(${id}, ${step})`, () => this.run.adapter.advanceClock?.(id, step));
+    const done = await this.call('advanceClock', `advanceClock(${id}, ${step})`, () =>
+      this.run.adapter.advanceClock?.(id, step),
+    );
     org.tokens.clear();
     org.clockMovedS += step;
-    if (before === undefined) return step;
+    // The target's harness said the clock moved: what follows (expiry, retries) is the checks' to judge.
+    if (before === undefined || typeof at(done, 'now') === 'string') return step;
     const after = await this.clockReading(org);
     if (after === undefined) return step;
     const moved = (after - before) / 1000;
@@ -312,8 +316,27 @@ export class Target {
     const unmoved = status === 'created' || status === before;
     if (outcome === 'succeeded' && unmoved && !(await this.attemptShown(target, redirectTo))) {
       const reads = session ? 'the session still reads' : 'readPaymentLink still says';
+      const waited = `${this.run.settings.settleTimeoutMs / 1000} s`;
+      // The target's own harness said the payment completed: its reads contradict it, a verdict.
+      const said = at(done, session ? 'session' : 'paymentLink', 'status');
+      if (said === 'completed') {
+        const read = session ? await this.api.readSession(org, target.id) : undefined;
+        const evidence = read ? evidenceOf(read, this.run.redactor) : undefined;
+        throw new CheckFailure(
+          `The target's harness answered ${what} with the payment completed, yet ${waited} later ${reads} ${JSON.stringify(status)}${before === 'failed' ? ': a declined attempt is not final, and the status reports the last attempt' : ''}. A read returns where the payment stands now.`,
+          evidence
+            ? {
+                evidence: {
+                  ...evidence,
+                  request: `the harness's answer to ${what}: ${show(session ? at(done, 'session') : at(done, 'paymentLink'))}\n\nthen the read:\n${evidence.request}`,
+                },
+              }
+            : undefined,
+          ['svc.read', 'res.read.status', 'state.completed', ...(before === 'failed' ? ['state.declined'] : [])],
+        );
+      }
       throw new AdapterError(
-        `${what} did not take effect: ${reads} ${JSON.stringify(status)} after ${this.run.settings.settleTimeoutMs / 1000} s, and neither a redirect nor a delivery record shows the target took the attempt (either the adapter did not pay it or the target did not record it)`,
+        `${what} did not take effect: ${reads} ${JSON.stringify(status)} after ${waited}, and neither a redirect, a delivery record nor the adapter's answer shows the target took the attempt (either the adapter did not pay it or the target did not record it; an adapter that returns the harness's answer, { session } or { paymentLink }, lets the suite tell them apart)`,
       );
     }
     return { redirectTo, status };
