@@ -81,12 +81,13 @@ module.exports = {
     {
       name: 'exploration-model-is-pure',
       comment:
-        'The model of the document (and its inputs) does no I/O: it imports only the adapter’s types and its own parts, no built-in, no package.',
+        'The model of the document (and its inputs) does no I/O: it imports only the adapter’s types, the configuration table’s rule and its own parts, no built-in, no package.',
       severity: 'error',
       from: { path: '^conformance/(dist/)?modes/run/explore/(model|model-[a-z]+|inputs)\\.(ts|js)$' },
       to: {
         pathNot: [
           '^conformance/(dist/)?core/adapter\\.(ts|js|d\\.ts)$',
+          '^conformance/(dist/)?rules/configuration\\.(ts|js|d\\.ts)$',
           '^conformance/(dist/)?modes/run/explore/(model|model-[a-z]+|inputs)\\.(ts|js|d\\.ts)$',
         ],
       },
@@ -98,7 +99,7 @@ module.exports = {
       from: { path: '^conformance/(dist/)?rules/' },
       to: {
         path: '^conformance/',
-        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?core/(json|exchange)\\.(ts|js|d\\.ts)$'],
+        pathNot: ['^conformance/(dist/)?rules/', '^conformance/(dist/)?core/(json|exchange|adapter)\\.(ts|js|d\\.ts)$'],
       },
     },
     {

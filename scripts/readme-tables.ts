@@ -25,6 +25,12 @@ import { CLAUSE_REGISTER_VERSION, CLAUSES, wordsOf } from '../conformance/core/c
 import type { RegisteredCheck } from '../conformance/runner/check-definition.ts';
 import { MODES } from '../conformance/modes/index.ts';
 import { createRegistry } from '../conformance/modes/run/checks/index.ts';
+import {
+  CHECKOUT_METHODS,
+  CURRENCIES_GIVEN,
+  configurationTable,
+  everySettings,
+} from '../conformance/rules/configuration.ts';
 import { traceability } from '../conformance/traceability.ts';
 import { buildProgram as conformanceProgram } from '../conformance/program.ts';
 import { buildProgram as serverProgram } from '../server/cli-program.ts';
@@ -287,6 +293,32 @@ function flagsPage(): string {
   ].join('\n\n');
 }
 
+/** The configuration decision table as CFG-011 judges it: one row per organisation, one column per create. */
+function configurationPage(): string {
+  const cells = configurationTable();
+  const columns = CHECKOUT_METHODS.flatMap((method) => CURRENCIES_GIVEN.map((currency) => ({ method, currency })));
+  const given = { settlement: 'its own', omitted: 'left out', other: 'the other' };
+  const rows = everySettings().map((settings) => {
+    const name = `${settings.settlementCurrency}, card ${settings.cardEnabled ? 'on' : 'off'}, open banking ${settings.openBankingApproved ? 'approved' : 'not approved'}, ${settings.settlementAccount ? 'an account' : 'no account'}`;
+    return [
+      name,
+      ...columns.map(({ method, currency }) => {
+        const cell = cells.find(
+          (c) =>
+            c.method === method && c.currency === currency && JSON.stringify(c.settings) === JSON.stringify(settings),
+        )!;
+        return cell.codes.length === 0 ? '200' : cell.codes.map((c) => code(c)).join(' or ');
+      }),
+    ];
+  });
+  return [
+    GENERATED('conformance/rules/configuration.ts'),
+    '# The configuration decision table',
+    `What \`POST /api/checkout-sessions\` must answer for every organisation configuration (settlement currency, card payments, open-banking approval, settlement account), \`checkoutMethod\` and currency (the settlement currency, left out, or the other one), by the service document's table "Validation and configuration order and errors". \`200\`: accepted (a left-out currency is filled in with the settlement currency); otherwise \`400\` with one of the codes shown. The one order the document states: \`open_banking_currency_unsupported\` before \`open_banking_not_enabled\` and \`settlement_account_missing\`; where several other codes apply and no order is stated, any of them is right. CFG-011 judges all ${cells.length} cells; the body is otherwise valid (validation comes first: CFG-009).`,
+    table(['organisation', ...columns.map(({ method, currency }) => `${method}, currency ${given[currency]}`)], rows),
+  ].join('\n\n');
+}
+
 /** The size of the suite, for the README: how many checks each command has and what they cover. */
 function countsLine(): string {
   const [run, receiver, client] = modes();
@@ -376,6 +408,7 @@ const pages: Array<{ file: string; render: () => string }> = [
   { file: 'conformance/docs/clauses.md', render: clausesPage },
   { file: 'conformance/docs/capabilities.md', render: capabilitiesPage },
   { file: 'conformance/docs/flags.md', render: flagsPage },
+  { file: 'conformance/docs/configuration.md', render: configurationPage },
 ];
 
 const formatted = (file: string, text: string) =>

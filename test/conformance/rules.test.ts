@@ -4,6 +4,7 @@
  * allow passes, and each way of breaking them is named.
  */
 import { describe, expect, it } from 'vitest';
+import { configCodes, configurationTable } from '../../conformance/rules/configuration.ts';
 import { docUrlProblem, validationDetailsProblem } from '../../conformance/rules/errors.ts';
 import { payloadProblems } from '../../conformance/rules/payload.ts';
 import { redirectProblem } from '../../conformance/rules/redirect.ts';
@@ -166,5 +167,59 @@ describe('the token response and the webhook payload', () => {
     expect(replayDifferences({ ...created, extra: 2 }, created)).toEqual([]);
     expect(replayDifferences({ ...created, status: 'completed' }, created)).toEqual(['status']);
     expect(replayDifferences({ ...created, status: 'completed' }, created, true)).toEqual([]);
+  });
+});
+
+describe('the configuration decision table: every cell, with the codes the stated order allows', () => {
+  const table = configurationTable();
+  const all = {
+    settlementCurrency: 'NZD',
+    cardEnabled: true,
+    openBankingApproved: true,
+    settlementAccount: true,
+  } as const;
+
+  it('holds every organisation × checkoutMethod × currency given: 16 × 3 × 3 cells', () => {
+    expect(table).toHaveLength(144);
+    expect(new Set(table.map((c) => JSON.stringify([c.settings, c.method, c.currency]))).size).toBe(144);
+  });
+
+  it('accepts a create that needs nothing missing, in its own currency or with none given', () => {
+    const accepted = table.filter((c) => c.codes.length === 0);
+    // Never in the other currency; an AUD organisation only by card.
+    expect(accepted.every((c) => c.currency !== 'other')).toBe(true);
+    expect(accepted.filter((c) => c.settings.settlementCurrency === 'AUD').every((c) => c.method === 'card')).toBe(
+      true,
+    );
+    // Card on: card accepted (2 currencies given) for each of 8 organisations; a bank rail needs NZD, approval and an account.
+    expect(accepted).toHaveLength(8 * 2 + 3 * 2);
+  });
+
+  it.each([
+    [{ ...all }, 'both', undefined, []],
+    [{ ...all }, 'card', 'AUD', ['currency_mismatch']],
+    [{ ...all, cardEnabled: false }, 'open_banking', undefined, []],
+    [{ ...all, cardEnabled: false }, 'both', 'NZD', ['card_not_enabled']],
+    [{ ...all, settlementCurrency: 'AUD' }, 'open_banking', 'AUD', ['open_banking_currency_unsupported']],
+    [
+      { ...all, settlementCurrency: 'AUD', openBankingApproved: false, settlementAccount: false },
+      'both',
+      undefined,
+      ['open_banking_currency_unsupported'],
+    ],
+    [
+      { ...all, openBankingApproved: false, settlementAccount: false },
+      'open_banking',
+      undefined,
+      ['open_banking_not_enabled', 'settlement_account_missing'],
+    ],
+    [
+      { ...all, cardEnabled: false, openBankingApproved: false },
+      'both',
+      'AUD',
+      ['currency_mismatch', 'card_not_enabled', 'open_banking_not_enabled'],
+    ],
+  ] as const)('%o, %s, currency %s: %o', (settings, method, currency, codes) => {
+    expect(configCodes(settings, method, currency)).toEqual(codes);
   });
 });

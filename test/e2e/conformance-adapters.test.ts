@@ -18,6 +18,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CAPABILITIES, MODELLED_STAND_INS } from '../../conformance/core/adapter.ts';
+import { everySettings } from '../../conformance/rules/configuration.ts';
 import { type CliRun, cli, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { repoRoot } from '../support/description.ts';
 import type { MutatingProxy } from '../support/mutating-proxy.ts';
@@ -300,19 +301,8 @@ describe('payment links and legacy transactions in a target’s own shapes', () 
 
 /** One --config profile per organisation the checks may ask for, made through the sandbox. */
 async function profilesOf(server: TestServer) {
-  const settings = [
-    {},
-    {},
-    { cardEnabled: false },
-    { openBankingApproved: false },
-    { settlementAccount: false },
-    { settlementCurrency: 'AUD' as const },
-    { settlementCurrency: 'AUD' as const, openBankingApproved: false },
-    { settlementCurrency: 'AUD' as const, settlementAccount: false },
-    { settlementCurrency: 'AUD' as const, openBankingApproved: false, settlementAccount: false },
-    { openBankingApproved: false, settlementAccount: false },
-    { cardEnabled: false, openBankingApproved: false },
-  ];
+  // A second organisation with the defaults, and one for each row of the configuration table.
+  const settings = [{}, ...everySettings()];
   const profile = (org: Org, declared: object) => ({
     ...org.apiKeys.test,
     liveClientId: org.apiKeys.live.clientId,

@@ -9,6 +9,16 @@ import type { OrganisationSettings } from '../../../core/adapter.ts';
 import { expect, expectError, expectStatus } from '../assert.ts';
 import { sessionBody } from '../context/api.ts';
 import type { CheckContext, RunCheck } from '../context/check-context.ts';
+import type { Org } from '../context/organisations.ts';
+import type { Exchange } from '../../../core/exchange.ts';
+import { CheckFailure, CheckSkipped, NoVerdict } from '../../../core/outcome.ts';
+import {
+  type ConfigurationCell,
+  cellName,
+  configurationTable,
+  currencyOf,
+  everySettings,
+} from '../../../rules/configuration.ts';
 import { at, show } from '../../../core/json.ts';
 
 const section = 'Endpoints: POST /api/checkout-sessions (configuration)';
@@ -214,4 +224,97 @@ export const configurationChecks: RunCheck[] = [
       );
     },
   },
+  {
+    id: 'CFG-011',
+    clauses: [
+      'create.ok',
+      'create.checkout-method',
+      'create.currency',
+      'order.currency-mismatch',
+      'order.card',
+      'order.open-banking',
+      'order.settlement',
+      'order.aud-first',
+    ],
+    section,
+    title:
+      'the configuration decision table, every cell (settlement currency × card × open banking × account × checkoutMethod × currency given, left out or the other): accepted where nothing it needs is missing, else one of the codes the stated order allows',
+    async run(ctx) {
+      const cells = configurationTable();
+      const orgs = new Map<string, Org>();
+      const missing: string[] = [];
+      for (const settings of everySettings()) {
+        try {
+          orgs.set(JSON.stringify(settings), await ctx.target.organisation(settings));
+        } catch (error) {
+          if (!(error instanceof CheckSkipped)) throw error;
+          missing.push(JSON.stringify(settings));
+        }
+      }
+      // Every organisation or none: a table judged in part would pass on the cells it skipped.
+      if (missing.length > 0) {
+        throw new CheckSkipped(
+          `needs an organisation for each of the 16 settings: createOrganisation, or a --config profile declaring each of ${missing.join(', ')}`,
+          ['createOrganisation'],
+        );
+      }
+      const wrong: Array<{ cell: ConfigurationCell; exchange: Exchange; saw: string }> = [];
+      let limited = 0;
+      for (const cell of cells) {
+        const org = orgs.get(JSON.stringify(cell.settings))!;
+        const currency = currencyOf(cell);
+        const exchange = await ctx.api.createSession(
+          org,
+          sessionBody({ checkoutMethod: cell.method, amount: { total: 25.5, currency } }),
+        );
+        if (exchange.status === 429) {
+          limited++;
+          continue;
+        }
+        ctx.run.inputs.add(`create.configuration.${cellName(cell)}`);
+        const code = at(exchange.json, 'error', 'code');
+        const saw = exchange.status === 200 ? '200' : `${exchange.status} ${show(code)}`;
+        const right =
+          cell.codes.length === 0
+            ? exchange.status === 200 && at(exchange.json, 'amount', 'currency') === cell.settings.settlementCurrency
+            : exchange.status === 400 && typeof code === 'string' && cell.codes.includes(code);
+        if (!right) wrong.push({ cell, exchange, saw });
+      }
+      const first = wrong[0];
+      if (!first) {
+        if (limited === cells.length) throw new NoVerdict(`every one of the ${cells.length} cells was answered 429`);
+        ctx.note = `${cells.length - limited} of ${cells.length} cells judged${
+          limited > 0 ? ` (${limited} answered 429)` : ''
+        }; the table accepts ${cells.filter((c) => c.codes.length === 0).length}`;
+        return;
+      }
+      const expected =
+        first.cell.codes.length === 0 ? '200, in the settlement currency' : `400 ${first.cell.codes.join(' or ')}`;
+      const broken =
+        first.cell.codes.length === 0
+          ? ['create.ok', 'create.checkout-method', 'create.currency']
+          : [...new Set(first.cell.codes.map((c) => CODE_CLAUSES[c] ?? 'create.ok'))];
+      throw new CheckFailure(
+        `${cellName(first.cell)}: expected ${expected}; received ${first.saw}${
+          wrong.length > 1
+            ? ` (and ${wrong.length - 1} more of the ${cells.length} cells: ${wrong
+                .slice(1, 4)
+                .map((w) => `${cellName(w.cell)}: ${w.saw}`)
+                .join('; ')}${wrong.length > 4 ? '; …' : ''})`
+            : ''
+        }.`,
+        { exchange: first.exchange },
+        broken,
+      );
+    },
+  },
 ];
+
+/** The clause that gives each configuration code its place in the order. */
+const CODE_CLAUSES: Record<string, string> = {
+  currency_mismatch: 'order.currency-mismatch',
+  card_not_enabled: 'order.card',
+  open_banking_not_enabled: 'order.open-banking',
+  settlement_account_missing: 'order.settlement',
+  open_banking_currency_unsupported: 'order.aud-first',
+};

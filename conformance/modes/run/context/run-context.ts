@@ -63,6 +63,8 @@ export class RunContext {
   readonly redactor: Redactor;
   readonly capabilities: ReadonlySet<Capability>;
   readonly payments = new Map<string, KnownPayment>();
+  /** The input classes (input-space.ts) the checks exercised: sent, and answered. */
+  readonly inputs = new Set<string>();
   /** Whether deliveries reach the suite's receiver, once the delivery preflight ran. */
   preflight: Preflight | undefined;
   /** The organisation of checks that change nothing about theirs; made once. */

@@ -3,8 +3,8 @@
  * configuration order and errors; Idempotency rules): which answers a create may get, and
  * what the target's answer leaves it remembering of an Idempotency-Key.
  */
-import type { OrganisationSettings } from '../../../core/adapter.ts';
-import { BODIES, type Method } from './inputs.ts';
+import { configCodes } from '../../../rules/configuration.ts';
+import { BODIES } from './inputs.ts';
 import {
   authOf,
   DAY_S,
@@ -19,24 +19,6 @@ import {
   tokenOf,
   withAuth,
 } from './model.ts';
-
-/**
- * The configuration codes that apply to a create (Validation and configuration order and
- * errors): open_banking_currency_unsupported is checked before open_banking_not_enabled
- * and settlement_account_missing; no other order is stated, so any that applies is right.
- */
-export function configCodes(settings: OrganisationSettings, method: Method, currency?: string): string[] {
-  const codes: string[] = [];
-  const bank = method !== 'card';
-  if (currency !== undefined && currency !== settings.settlementCurrency) codes.push('currency_mismatch');
-  if (method !== 'open_banking' && !settings.cardEnabled) codes.push('card_not_enabled');
-  if (bank && settings.settlementCurrency === 'AUD') codes.push('open_banking_currency_unsupported');
-  else {
-    if (bank && !settings.openBankingApproved) codes.push('open_banking_not_enabled');
-    if (bank && !settings.settlementAccount) codes.push('settlement_account_missing');
-  }
-  return codes;
-}
 
 const CONFIG_CLAUSES: Record<string, string> = {
   currency_mismatch: 'order.currency-mismatch',
