@@ -43,6 +43,7 @@ export type {
   Undocumented,
   WebhookEventItem,
 } from './core/description-coverage.ts';
+export type { InputCoverage } from './core/input-coverage.ts';
 export { SetupError } from './core/outcome.ts';
 export type { RunOutcome } from './modes/run/command.ts';
 export { executeReceiver, type ReceiverOptions, type ReceiverOutcome } from './modes/receiver/command.ts';
@@ -92,6 +93,8 @@ export interface ConformanceOptions {
   concurrency?: number;
   /** Percent of the description the run must exercise; below it the outcome's exit code is 2 (README, "Description coverage"). */
   minCoverage?: number;
+  /** Percent of the input space the run must exercise; below it the outcome's exit code is 2 (README, "Input coverage"). */
+  minInputCoverage?: number;
 }
 
 /** Runs the suite; throws SetupError when the run itself cannot go ahead (the CLI's exit 2). */
@@ -114,6 +117,7 @@ export function runConformance(options: ConformanceOptions): Promise<RunOutcome>
       receiverPublicUrl: options.receiverPublicUrl,
       concurrency: options.concurrency ?? 8,
       minCoverage: options.minCoverage,
+      minInputCoverage: options.minInputCoverage,
     },
     output,
   );

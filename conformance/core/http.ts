@@ -3,6 +3,8 @@
  * the request and the response as text, and a curl line that reproduces it, every secret
  * replaced by a placeholder.
  */
+import http from 'node:http';
+import https from 'node:https';
 import type { Exchange, SentRequest } from './exchange.ts';
 import type { Evidence } from './outcome.ts';
 import { PLACEHOLDERS, type Redactor } from './redact.ts';
@@ -20,6 +22,42 @@ export interface RequestOptions {
   timeoutMs?: number;
   /** Stops the request when the check it belongs to is abandoned (timed out). */
   signal?: AbortSignal;
+  /**
+   * Sends the header names in the letter case given (fetch writes them in lower case): for
+   * the checks that vary it, header names being case-insensitive.
+   */
+  keepHeaderCase?: boolean;
+}
+
+/** A request through node:http, header names as given; the answer as fetch would give it. */
+function requestKeepingCase(
+  url: string,
+  init: { method: string; headers: Record<string, string>; body?: string; signal: AbortSignal },
+): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const target = new URL(url);
+    const request = (target.protocol === 'https:' ? https : http).request(
+      target,
+      { method: init.method, headers: init.headers, signal: init.signal },
+      (answer) => {
+        const chunks: Buffer[] = [];
+        answer.on('data', (c: Buffer) => chunks.push(c));
+        answer.on('error', reject);
+        answer.on('end', () => {
+          const headers = new Headers();
+          for (const [name, value] of Object.entries(answer.headers))
+            if (value !== undefined) headers.set(name, Array.isArray(value) ? value.join(', ') : value);
+          // A status with no body (204, 304) takes none in a Response.
+          const status = answer.statusCode ?? 502;
+          resolve(
+            new Response([101, 204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers }),
+          );
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(init.body);
+  });
 }
 
 export async function send(
@@ -50,7 +88,9 @@ export async function send(
   let response: Response;
   const startedAt = Date.now();
   try {
-    response = await fetch(url, { method, headers, body, signal });
+    response = options.keepHeaderCase
+      ? await requestKeepingCase(url, { method, headers, ...(body !== undefined ? { body } : {}), signal })
+      : await fetch(url, { method, headers, body, signal });
   } catch (error) {
     // A server may close an idle keep-alive connection at any time (RFC 9112 9.3), and a
     // request sent on it as it closes is lost: sent again once, when repeating it changes

@@ -7,6 +7,7 @@ import type { Capability } from './adapter.ts';
 import { renderRule } from './clauses.ts';
 import type { DescriptionCoverage } from './description-coverage.ts';
 import type { Exchange } from './exchange.ts';
+import type { InputCoverage } from './input-coverage.ts';
 import type { Invocation } from './invocation.ts';
 
 /**
@@ -89,6 +90,8 @@ export interface Report {
   coverage: Coverage;
   /** `run` only: what the run exercised of the description (description-coverage.ts). */
   descriptionCoverage?: DescriptionCoverage;
+  /** `run` only: what the run exercised of the input space (input-coverage.ts). */
+  inputCoverage?: InputCoverage;
   results: Result[];
   strictAssumptions: boolean;
   /** How the run was asked for: what `replay` needs to run the same cases again. */

@@ -9,6 +9,7 @@ import pc from 'picocolors';
 import type { Capability } from '../core/adapter.ts';
 import { failsRun, type Output, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageText } from './description-coverage.ts';
+import { inputCoverageText } from './input-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
 import type { Follower, ReporterRecord } from './reporter.ts';
 
@@ -73,6 +74,7 @@ export class ConsoleReporter implements Follower {
     }
     this.out.write(`\n${coverageText(report.coverage)}\n`);
     if (report.descriptionCoverage) this.out.write(`\n${descriptionCoverageText(report.descriptionCoverage)}`);
+    if (report.inputCoverage) this.out.write(`\n${inputCoverageText(report.inputCoverage)}`);
     const { gating, soft } = failuresOf(report);
     if (gating.length + soft.length > 0) {
       this.out.write(`\n${pc.bold('Failures')}\n`);

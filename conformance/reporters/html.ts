@@ -10,6 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageHtml } from './description-coverage.ts';
+import { inputCoverageHtml } from './input-coverage.ts';
 import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
 import type { ReporterRecord } from './reporter.ts';
 
@@ -144,6 +145,7 @@ export function htmlReport(report: Report): string {
 ${attention(report)}
 ${coverage(report)}
 ${report.descriptionCoverage ? descriptionCoverageHtml(report.descriptionCoverage, htmlEscape) : ''}
+${report.inputCoverage ? inputCoverageHtml(report.inputCoverage, htmlEscape) : ''}
 <section id="sections"><h2>By section of the service document</h2><table class="plain"><thead><tr><th>passed</th><th>failed</th><th>differs</th><th>skipped</th><th>error</th><th>section</th></tr></thead><tbody>${overview}</tbody></table></section>
 <form class="filter" id="filter" aria-label="Filter the results"><strong>Show</strong>
 ${['all', 'failed', 'differs', 'error', 'skipped', 'passed'].map((s) => `<label><input type="radio" name="status" value="${s}"${s === 'all' ? ' checked' : ''}> ${s}</label>`).join('\n')}

@@ -18,6 +18,7 @@ export function jsonReport(report: Report): string {
       summary: report.summary,
       coverage: report.coverage,
       ...(report.descriptionCoverage ? { descriptionCoverage: report.descriptionCoverage } : {}),
+      ...(report.inputCoverage ? { inputCoverage: report.inputCoverage } : {}),
       ...(report.invocation ? { invocation: report.invocation } : {}),
       results: report.results.map((r) => ({
         id: r.id,

@@ -10,7 +10,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import type { DescriptionCoverage } from '../core/description-coverage.ts';
+import type { InputCoverage } from '../core/input-coverage.ts';
 import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
+import { inputCoverageProperties, inputCoverageText } from './input-coverage.ts';
 import { coverageText, skipGroups } from './summary.ts';
 import type { ReporterRecord } from './reporter.ts';
 
@@ -79,6 +81,13 @@ function coverageSuite(report: Report): string {
 }
 
 /** What the run exercised of the description, as properties of a testsuite with no testcase (README, "Description coverage"). */
+function inputCoverageSuite(report: Report, c: InputCoverage): string {
+  const lines = inputCoverageProperties(c).map(
+    ([name, value]) => `      <property name="${xmlEscape(name)}" value="${xmlEscape(value)}"/>`,
+  );
+  return `  <testsuite name="input-coverage" tests="0" failures="0" errors="0" skipped="0" time="0" timestamp="${xmlEscape(report.startedAt)}">\n    <properties>\n${lines.join('\n')}\n    </properties>\n    <system-out>${xmlEscape(inputCoverageText(c))}</system-out>\n  </testsuite>`;
+}
+
 function descriptionCoverageSuite(report: Report, c: DescriptionCoverage): string {
   const lines = descriptionCoverageProperties(c).map(
     ([name, value]) => `      <property name="${xmlEscape(name)}" value="${xmlEscape(value)}"/>`,
@@ -100,7 +109,7 @@ export function junitReport(report: Report): string {
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
     return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict)).join('\n')}\n  </testsuite>`;
   });
-  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...(report.descriptionCoverage ? [descriptionCoverageSuite(report, report.descriptionCoverage)] : []), ...suites].join('\n')}\n</testsuites>\n`;
+  return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...(report.descriptionCoverage ? [descriptionCoverageSuite(report, report.descriptionCoverage)] : []), ...(report.inputCoverage ? [inputCoverageSuite(report, report.inputCoverage)] : []), ...suites].join('\n')}\n</testsuites>\n`;
 }
 
 export function writeJunitReport(report: Report, dir: string): string {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Capability } from '../core/adapter.ts';
 import { CLAUSE_REGISTER_VERSION } from '../core/clauses.ts';
 import type { DescriptionCoverage } from '../core/description-coverage.ts';
+import type { InputCoverage } from '../core/input-coverage.ts';
 import type { Invocation } from '../core/invocation.ts';
 import { type Coverage, failsRun, type Output, type Report, type Result, SetupError } from '../core/outcome.ts';
 import type { Redactor } from '../core/redact.ts';
@@ -74,6 +75,7 @@ export interface ReportOf {
   adapter: { name: string; capabilities: Capability[] };
   strictAssumptions: boolean;
   descriptionCoverage?: DescriptionCoverage;
+  inputCoverage?: InputCoverage;
   invocation?: Invocation;
 }
 
@@ -94,6 +96,7 @@ export function buildReport(of: ReportOf, results: Result[]): Report {
     },
     coverage: coverageOf(results),
     ...(of.descriptionCoverage ? { descriptionCoverage: of.descriptionCoverage } : {}),
+    ...(of.inputCoverage ? { inputCoverage: of.inputCoverage } : {}),
     results,
     strictAssumptions: of.strictAssumptions,
     ...(of.invocation ? { invocation: of.invocation } : {}),

@@ -14,7 +14,8 @@ import {
   type Variant,
 } from '../../conformance/modes/run/explore/boundary.ts';
 import { SETTINGS_POOL } from '../../conformance/modes/run/explore/inputs.ts';
-import { configCodes, expectCreate } from '../../conformance/modes/run/explore/model-creates.ts';
+import { expectCreate } from '../../conformance/modes/run/explore/model-creates.ts';
+import { configCodes } from '../../conformance/rules/configuration.ts';
 import { statusesOf } from '../../conformance/modes/run/explore/model-payments.ts';
 import {
   authOf,

@@ -160,3 +160,21 @@ describe('--min-coverage', () => {
     ).rejects.toThrow('--min-coverage must be a percentage from 0 to 100.');
   });
 });
+
+describe('--min-input-coverage', () => {
+  it('reports what a run exercised of the input space, and exits 2 under the figure asked for', async () => {
+    const media = await runSuite([...target(), '--only', 'INP-002', '--min-input-coverage', '50']);
+    expect(media.code, explain(media)).toBe(2);
+    expect(media.report!.summary).toMatchObject({ passed: 1, failed: 0, error: 0 });
+    const c = media.report!.inputCoverage!;
+    // The five media-type classes of INP-002, of every class the model holds.
+    expect(c.exercised).toBe(5);
+    expect(c.total).toBeGreaterThan(400);
+    expect(c.cells).toEqual({ exercised: 0, total: 144 });
+    expect(media.stderr).toContain(
+      `--min-input-coverage 50: the run exercised ${c.percent}% of the input space (5 of ${c.total} classes); short: POST /api/token 2 of 3;`,
+    );
+    const none = await runSuite([...target(), '--only', 'INP-002', '--min-input-coverage', '0']);
+    expect(none.code, explain(none)).toBe(0);
+  });
+});

@@ -309,6 +309,85 @@ function keysPerOrganisation(): Mutation {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
+/**
+ * The same completed event delivered again 300 ms after the receiver answered it 2xx, as a
+ * second completion path would send it (Duplicates), and not recorded as another attempt.
+ */
+const lateRepeat: Mutation = {
+  after: async (m, r, _k, forward) => {
+    if (r.status < 200 || r.status >= 300) return;
+    await sleep(300);
+    await forward(m);
+  },
+};
+
+/**
+ * Where the document leaves the input space open, the other answer each time: the bearer
+ * scheme read case-sensitively, a test payment read with a live key answered as another's,
+ * Idempotency-Keys longer than 100 characters refused, and of the configuration codes that apply
+ * to a create, another one than the reference server's.
+ */
+function otherOpenAnswers(): Mutation {
+  const liveTokens = new Set<string>();
+  // The server's address is known once it runs, after the variants are made.
+  const doc = () => `${t.url}/docs/errors/`;
+  const refused = (r: Reply, status: number, code: string, param: string | null = null): Reply => ({
+    ...editJson(r, () => ({
+      error: { code, message: `Answered ${code} here.`, param, doc_url: `${doc()}#${code}` },
+    })),
+    status,
+  });
+  return {
+    request: (m): Message | Reply => {
+      const key = m.headers['idempotency-key'];
+      if (isCreate(m) && typeof key === 'string' && key.length > 100)
+        return {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            error: {
+              code: 'validation_failed',
+              message: 'Idempotency-Key must be at most 100 characters.',
+              param: 'Idempotency-Key',
+              doc_url: `${doc()}#validation_failed`,
+              details: [{ field: 'Idempotency-Key', constraints: { max: 'at most 100 characters' } }],
+            },
+          }),
+        };
+      if (/^bearer /.test(m.headers.authorization ?? ''))
+        return {
+          status: 401,
+          headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="api"' },
+          body: JSON.stringify({
+            error: { code: 'unauthorized', message: 'Use Bearer.', param: null, doc_url: `${doc()}#unauthorized` },
+          }),
+        };
+      return m;
+    },
+    response: (m, r, k) => {
+      if (
+        pathOf(m) === '/api/token' &&
+        r.status === 200 &&
+        /^ck_live/.test(new URLSearchParams(m.body).get('clientId') ?? '')
+      )
+        liveTokens.add(parse(r.body)?.accessToken);
+      const token = /^Bearer (.+)$/.exec(m.headers.authorization ?? '')?.[1] ?? '';
+      if (m.method === 'GET' && /^\/api\/checkout-sessions\/[^/]+$/.test(pathOf(m)) && liveTokens.has(token))
+        return r.status === 200 && parse(r.body)?.testMode === true ? refused(r, 404, 'not_found') : r;
+      const settings = k.orgOf(m)?.settings;
+      if (
+        isCreate(m) &&
+        parse(r.body)?.error?.code === 'card_not_enabled' &&
+        parse(m.body)?.checkoutMethod === 'both' &&
+        settings?.settlementCurrency === 'NZD' &&
+        settings?.openBankingApproved === false
+      )
+        return refused(r, 400, 'open_banking_not_enabled');
+      return r;
+    },
+  };
+}
+
 /** A target slow to answer creates (the document states no timing): eleven seconds each. */
 const slowCreates: Mutation = {
   response: async (m, r) => {
@@ -323,6 +402,16 @@ const legal: Variant[] = [
     name: 'a completed event delivered more than once',
     hook: repeatedDelivery,
     only: 'HOOK-00?,HOOK-01?,HOOK-02?,HOOK-03?,RESP-007',
+  },
+  {
+    name: 'a completed event delivered again 300 ms after its 2xx answer, not recorded as an attempt',
+    hook: lateRepeat,
+    only: 'HOOK-*,LIFE-*,RESP-007',
+  },
+  {
+    name: 'the input space’s open questions answered the other way',
+    api: otherOpenAnswers(),
+    only: 'INP-*,ORG-*,CFG-*,RESP-00[1-6]',
   },
   {
     name: 'error messages worded differently',
@@ -409,7 +498,7 @@ const legal: Variant[] = [
   {
     name: 'Idempotency-Keys remembered per organisation, whatever the mode',
     api: keysPerOrganisation(),
-    only: 'IDEM-*,READ-007,RESP-00[1-6]',
+    only: 'IDEM-*,READ-007,ORG-00[2-3],RESP-00[1-6]',
   },
 ];
 

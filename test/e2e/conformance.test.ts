@@ -68,6 +68,7 @@ describe('the whole suite against the reference server', () => {
         'coverage',
         'descriptionCoverage',
         'durationMs',
+        'inputCoverage',
         'invocation',
         'results',
         'startedAt',
@@ -94,6 +95,9 @@ describe('the whole suite against the reference server', () => {
       skippedOther: 0,
       must: { judged: must, total: must },
     });
+    // A whole run against the reference server asks every question the document allows.
+    expect(report.inputCoverage).toMatchObject({ percent: 100, cells: { exercised: 144, total: 144 } });
+    expect(report.inputCoverage!.exercised).toBe(report.inputCoverage!.total);
     expect(report.target).toBe(t.url);
     expect(Number.isNaN(Date.parse(report.startedAt))).toBe(false);
     expect(report.results.map((r) => r.id)).toEqual(listed.map((c) => c.id));
@@ -113,7 +117,7 @@ describe('the whole suite against the reference server', () => {
     }
   });
 
-  it('covers every group: token, bearer, validation, configuration, idempotency, reads, webhooks, responses, exploration', () => {
+  it('covers every group: token, bearer, validation, configuration, organisations, inputs, idempotency, reads, webhooks, responses, exploration', () => {
     const prefixes = new Set(listed.map((c) => c.id.split('-')[0]));
     expect([...prefixes].sort()).toEqual([
       'AUTH',
@@ -121,7 +125,9 @@ describe('the whole suite against the reference server', () => {
       'EXPL',
       'HOOK',
       'IDEM',
+      'INP',
       'LIFE',
+      'ORG',
       'READ',
       'RESP',
       'TOKEN',

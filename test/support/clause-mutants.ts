@@ -11,6 +11,7 @@ import { authenticationClauseMutants } from './clause-mutants/authentication.ts'
 import { endpointClauseMutants } from './clause-mutants/endpoints.ts';
 import { errorClauseMutants } from './clause-mutants/errors.ts';
 import { eventClauseMutants } from './clause-mutants/events.ts';
+import { inputClauseMutants } from './clause-mutants/inputs.ts';
 import type { ClauseMutant } from './clause-mutants/kit.ts';
 import { serviceClauseMutants } from './clause-mutants/service.ts';
 
@@ -23,6 +24,8 @@ export const clauseMutants: ClauseMutant[] = [
   ...authenticationClauseMutants,
   ...eventClauseMutants,
   ...errorClauseMutants,
+  // The classes of input the document allows, the organisations and modes, the configuration table.
+  ...inputClauseMutants,
   // The parts of clauses a looser reading leaves unjudged.
   ...clausePartMutants,
 ];

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
 import type { DescriptionCoverage } from '../../conformance/core/description-coverage.ts';
+import type { InputCoverage } from '../../conformance/core/input-coverage.ts';
 import { SUITE_TOO_LATE } from '../../conformance/core/outcome.ts';
 import { repoRoot } from './description.ts';
 
@@ -41,6 +42,8 @@ export interface JsonReport {
   };
   /** `run` only. */
   descriptionCoverage?: DescriptionCoverage;
+  /** `run` only. */
+  inputCoverage?: InputCoverage;
   /** How the run was asked for (conformance/core/invocation.ts): what `replay` reads. */
   invocation?: {
     command: 'run' | 'receiver' | 'client';

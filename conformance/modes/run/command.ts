@@ -21,6 +21,7 @@ import { concurrencyOf, reportersOf, seedOf, selectChecks, settleTimeoutMsOf } f
 import { type Report, type Result, SetupError, type Output } from '../../core/outcome.ts';
 import type { ReporterName } from '../../reporters/index.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
+import { inputCoverage } from './input-space.ts';
 import { runTraffic } from './traffic.ts';
 import { CaptureReceiver } from './capture-receiver.ts';
 import { runChecks } from './run-checks.ts';
@@ -55,6 +56,8 @@ export interface RunOptions {
   seed?: number;
   /** Percent of the description the run must exercise (descriptionCoverage.percent); below it the run exits 2. */
   minCoverage?: number;
+  /** Percent of the input space the run must exercise (inputCoverage.percent); below it the run exits 2. */
+  minInputCoverage?: number;
 }
 
 /** How long to wait for a delivery attempt after each clock step when none has come (the document states no timing). */
@@ -241,6 +244,11 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
     !(Number.isFinite(options.minCoverage) && options.minCoverage >= 0 && options.minCoverage <= 100)
   )
     throw new SetupError('--min-coverage must be a percentage from 0 to 100.');
+  if (
+    options.minInputCoverage !== undefined &&
+    !(Number.isFinite(options.minInputCoverage) && options.minInputCoverage >= 0 && options.minInputCoverage <= 100)
+  )
+    throw new SetupError('--min-input-coverage must be a percentage from 0 to 100.');
   const required = parseRequired(options.requireCapabilities);
   const { profiles, deliveryWaitMs } = parseConfig(options.config);
   const selected = selectChecks(createRegistry(), options.only);
@@ -356,6 +364,7 @@ async function runWith(
       startedAt,
       adapter: { name: chosen.name, capabilities: CAPABILITIES.filter((c) => run.has(c)) },
       strictAssumptions: options.strictAssumptions,
+      inputCoverage: inputCoverage(run.inputs),
       descriptionCoverage: descriptionCoverage({
         baseUrl: options.baseUrl,
         exchanges: run.exchanges,
@@ -381,10 +390,26 @@ async function runWith(
       redactor: run.redactor,
     },
   );
-  const below = belowMinCoverage(outcome.report, options.minCoverage);
+  const below =
+    [
+      belowMinCoverage(outcome.report, options.minCoverage),
+      belowMinInputCoverage(outcome.report, options.minInputCoverage),
+    ]
+      .filter(Boolean)
+      .join('\n') || undefined;
   // Too little of the description exercised is a problem of the run's setup, like a missing
   // capability under --require-capabilities: exit 2, unless a must check failed (exit 1).
   return below ? { ...outcome, exitCode: outcome.exitCode === 1 ? 1 : 2, belowMinCoverage: below } : outcome;
+}
+
+/** The --min-input-coverage line when the run's figure is under it: the figure, and the operations short of it. */
+function belowMinInputCoverage(report: Report, minimum: number | undefined): string | undefined {
+  const coverage = report.inputCoverage;
+  if (minimum === undefined || !coverage || coverage.percent >= minimum) return undefined;
+  const short = coverage.byOperation
+    .filter((o) => o.exercised < o.total)
+    .map((o) => `${o.operation} ${o.exercised} of ${o.total}`);
+  return `--min-input-coverage ${minimum}: the run exercised ${coverage.percent}% of the input space (${coverage.exercised} of ${coverage.total} classes); short: ${short.join('; ')}`;
 }
 
 /** The --min-coverage line when the run's figure is under it: the figure, and every item not exercised. */

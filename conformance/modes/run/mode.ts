@@ -32,6 +32,7 @@ interface RunFlags {
   seed?: number;
   concurrency: number;
   minCoverage?: number;
+  minInputCoverage?: number;
 }
 
 /** The flags that name the target and the way to it: replay takes them as run does. */
@@ -172,6 +173,12 @@ export const runMode: Mode<RunFlags, CheckContext> = {
         'exit 2 when the run exercised less than this percentage of the description (its documented statuses, error codes, webhook events and request constraints, each one item)',
       parse: percentage,
     },
+    {
+      flags: '--min-input-coverage <percent>',
+      description:
+        'exit 2 when the run exercised less than this percentage of the input space (each class of input the document allows, on every operation, and each cell of the configuration table)',
+      parse: percentage,
+    },
   ],
   checks: () => createRegistry().all(),
   also: [replayMode],
@@ -199,6 +206,7 @@ export const runMode: Mode<RunFlags, CheckContext> = {
         seed: o.seed,
         concurrency: o.concurrency,
         minCoverage: o.minCoverage,
+        minInputCoverage: o.minInputCoverage,
       },
       out,
     ),

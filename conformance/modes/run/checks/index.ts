@@ -5,6 +5,8 @@ import { bearerChecks } from './auth.ts';
 import { configurationChecks } from './cfg.ts';
 import { explorationChecks } from './expl.ts';
 import { idempotencyChecks } from './idem.ts';
+import { inputChecks } from './inp.ts';
+import { organisationChecks } from './org.ts';
 import { lifecycleChecks } from './life.ts';
 import { readChecks } from './read.ts';
 import { responseChecks } from './resp.ts';
@@ -20,6 +22,8 @@ export const groups = {
   configuration: configurationChecks,
   idempotency: idempotencyChecks,
   reads: readChecks,
+  inputs: inputChecks,
+  organisations: organisationChecks,
   lifecycle: lifecycleChecks,
   webhooks: webhookChecks,
   retries: retryChecks,
