@@ -56,6 +56,30 @@ export const inputClauseMutants: ClauseMutant[] = [
         !/^\/api\/payment-links\/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(pathOf(m)),
     ),
   },
+  // ---- field values alone ----
+  {
+    clauses: ['create.reference'],
+    name: 'a reference with an apostrophe or an @ (characters its class allows) is refused validation_failed naming it',
+    api: refuses((m) => isCreate(m) && /['@]/.test(String(parse(m.body)?.creditorReference?.reference ?? ''))),
+  },
+  // ---- header forms ----
+  {
+    clauses: ['auth.bearer'],
+    name: 'an Authorization header whose scheme is written bearer is refused 400 validation_failed',
+    api: refuses((m) => /^bearer /.test(m.headers.authorization ?? '')),
+  },
+  {
+    clauses: ['idem.replay'],
+    name: 'an Idempotency-Key longer than 64 characters is dropped: each create with it makes a new session',
+    api: {
+      request: (m) => {
+        const key = m.headers['idempotency-key'];
+        if (!isCreate(m) || key === undefined || key.length <= 64) return m;
+        const { 'idempotency-key': _dropped, ...headers } = m.headers;
+        return { ...m, headers };
+      },
+    },
+  },
   // ---- media types ----
   {
     clauses: ['conv.request-body'],
@@ -137,6 +161,22 @@ export const inputClauseMutants: ClauseMutant[] = [
     clauses: ['auth.mode'],
     name: 'a live create with the test create’s Idempotency-Key and body is answered with the test session',
     api: keyedAcross('mode'),
+  },
+  {
+    clauses: ['read.isolation'],
+    name: 'a payment link its owner has read is readable by another organisation',
+    api: (() => {
+      const owners = new Map<string, string>();
+      return {
+        response: (m, r, k) => {
+          if (m.method !== 'GET' || !/^\/api\/payment-links\/[^/]+$/.test(pathOf(m))) return r;
+          const org = k.orgOf(m)?.id;
+          if (r.status === 200 && org) owners.set(pathOf(m), r.body);
+          const owned = owners.get(pathOf(m));
+          return r.status === 404 && owned !== undefined ? { ...r, status: 200, body: owned } : r;
+        },
+      };
+    })(),
   },
   {
     clauses: ['link.endpoints', 'legacy.retired'],
