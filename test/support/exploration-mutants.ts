@@ -1,8 +1,8 @@
 /**
- * Defects no hand-written check targets: each breaks a rule only in a combination (across
- * organisations, after the clock moved, on a repeated value, after a payment), which the
- * exploration (EXPL-001) must find and the hand-written checks, which each try one
- * situation, pass. Made by a mutating proxy between the suite and the reference server.
+ * Defects that hide in a combination (across organisations, after the clock moved, on a
+ * repeated value, after a payment), which the exploration (EXPL-001) must find and the
+ * hand-written checks, which each try one situation, pass, unless the mutant names the fixed
+ * checks that now ask that situation too (caughtByHand). Made by a mutating proxy between the suite and the reference server.
  */
 import { isCreate, parse, pathOf } from './conformance-variants.ts';
 import type { Knowledge, Message, Mutation, Reply } from './mutating-proxy.ts';
@@ -12,6 +12,11 @@ export interface ExplorationMutant {
   /** The clauses it breaks. */
   clauses: string[];
   api: Mutation;
+  /**
+   * The fixed checks that catch it too, once a class of input it hides in is asked every
+   * run (the organisation a key comes from: ORG-002); the others, none does.
+   */
+  caughtByHand?: string[];
 }
 
 const idempotencyKey = (m: Message) => m.headers['idempotency-key'];
@@ -172,6 +177,7 @@ export const explorationMutants: ExplorationMutant[] = [
     name: 'Idempotency-Keys are shared by organisations: an identical body under a key another organisation used replays its session',
     clauses: ['auth.isolation', 'idem.replay'],
     api: keysAcrossOrganisations(),
+    caughtByHand: ['ORG-002'],
   },
   {
     name: 'a key forgets its body after a small clock move: a different body under it makes a new session',
