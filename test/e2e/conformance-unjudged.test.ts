@@ -29,13 +29,15 @@ describe.concurrent('targets the suite does not judge in full: no verdict, skipp
   it(
     'a suite too slow to tell a token refused early from one five minutes old gives no verdict (AUTH-007)',
     async () => {
-      // Every read of a session reaches the target eighteen seconds after the suite sent it (the
-      // suite's reachability probe aside): the token is past its five minutes by the time its
-      // read arrives, and the target is right to refuse it.
+      // The clock's move is answered fifteen seconds late and every read of a session reaches
+      // the target eighteen seconds after the suite sent it (the suite's reachability probe
+      // aside): the token is past its five minutes by the time its read arrives, and the target
+      // is right to refuse it.
       const lateReads: Mutation = {
         request: async (m) => {
           if (m.method === 'GET' && /^\/api\/checkout-sessions\/cs_(?!conformance_preflight)/.test(pathOf(m)))
             await sleep(18_000);
+          if (m.method === 'POST' && /^\/sandbox\/organisations\/[^/]+\/clock$/.test(pathOf(m))) await sleep(15_000);
           return m;
         },
       };
