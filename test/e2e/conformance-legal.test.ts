@@ -3,8 +3,10 @@
  * contract), made by mutating proxies: message wording, JSON key order, extra response
  * fields, extra signature versions and header part order, token text format, id and
  * generated code formats within their rules, headers of the token endpoint's 401 of its
- * own, and a repeated delivery of a completed event. The suite must pass each of them, and
- * all of them at once over the whole suite.
+ * own, a repeated delivery of a completed event (at once, or after its 2xx), the input
+ * space's open questions answered the other way, and fields the document does not list
+ * taken or refused. The suite must pass each of them, and all of them at once over the
+ * whole suite.
  *
  * @tags long
  */
@@ -388,6 +390,79 @@ function otherOpenAnswers(): Mutation {
   };
 }
 
+/** The create fields the description lists, and those of them a create may leave out. */
+const LISTED: Record<string, string[]> = {
+  '': [
+    'type',
+    'amount',
+    'creditorReference',
+    'redirectUrl',
+    'checkoutMethod',
+    'webhookUrl',
+    'foreignTransactionId',
+    'description',
+  ],
+  amount: ['total', 'currency'],
+  creditorReference: ['reference', 'particulars', 'code'],
+};
+const OPTIONAL = [
+  'amount.currency',
+  'creditorReference.particulars',
+  'creditorReference.code',
+  'webhookUrl',
+  'foreignTransactionId',
+  'description',
+];
+
+/** A create body's fields the document neither lists nor forbids: unknown ones, and optional ones sent as null. */
+function unforbidden(body: Record<string, unknown>): string[] {
+  const found: string[] = [];
+  for (const [object, fields] of Object.entries(LISTED)) {
+    const value = object === '' ? body : body[object];
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) continue;
+    for (const [name, v] of Object.entries(value)) {
+      const field = object === '' ? name : `${object}.${name}`;
+      if (!fields.includes(name) || (v === null && OPTIONAL.includes(field))) found.push(field);
+    }
+  }
+  return found;
+}
+
+/**
+ * What the document neither lists nor forbids in a create (a field it does not name, null for
+ * an optional one), taken as left out (`accept`) or refused with validation_failed naming
+ * each (`refuse`): the document allows either.
+ */
+function unforbiddenFields(way: 'accept' | 'refuse'): Mutation {
+  return {
+    request: (m): Message | Reply => {
+      const body = isCreate(m) ? parse(m.body) : undefined;
+      const fields = body ? unforbidden(body) : [];
+      if (fields.length === 0) return m;
+      if (way === 'refuse')
+        return {
+          status: 400,
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            error: {
+              code: 'validation_failed',
+              message: `Not accepted here: ${fields.join(', ')}.`,
+              param: fields.length === 1 ? fields[0] : null,
+              doc_url: `${t.url}/docs/errors/#validation_failed`,
+              details: fields.map((field) => ({ field, constraints: { known: `${field} is not accepted` } })),
+            },
+          }),
+        };
+      const kept = structuredClone(body);
+      for (const field of fields) {
+        const [object, name] = field.includes('.') ? field.split('.') : ['', field];
+        delete (object ? kept[object!] : kept)[name!];
+      }
+      return { ...m, body: JSON.stringify(kept) };
+    },
+  };
+}
+
 /** A target slow to answer creates (the document states no timing): eleven seconds each. */
 const slowCreates: Mutation = {
   response: async (m, r) => {
@@ -494,6 +569,16 @@ const legal: Variant[] = [
     name: 'a create answered after eleven seconds',
     api: slowCreates,
     only: 'AUTH-007',
+  },
+  {
+    name: 'fields the document does not list, and nulls for optional ones, taken as left out',
+    api: unforbiddenFields('accept'),
+    only: 'INP-001,VAL-*,RESP-00[1-6]',
+  },
+  {
+    name: 'fields the document does not list, and nulls for optional ones, refused naming each',
+    api: unforbiddenFields('refuse'),
+    only: 'INP-001,VAL-*,RESP-00[1-6]',
   },
   {
     name: 'Idempotency-Keys remembered per organisation, whatever the mode',
