@@ -8,9 +8,13 @@
  *   server/site/errors/index.html   one section per error code, id="<code>", so that every
  *                                   error's doc_url ({docs_url}/errors/#<code>) lands on it
  *   server/site/changelog/index.html  the contract's changes, release by release (RELEASING.md)
+ *   server/site/client/index.html   the TypeScript SDK's README (client/README.md), which the
+ *                                   reference links: the package is not on a registry to read it on
  *   server/site/webhook-signature-vectors.json   the signature test vectors the docs link
  *
- * The public API's page shows the code samples of examples/samples/ (x-codeSamples).
+ * The public API's page shows the code samples of examples/samples/ (x-codeSamples). Its
+ * search quotes the descriptions with a space where a line or a block ends
+ * (scripts/docs-search-text.ts).
  *
  * Reads the bundled descriptions in generated/. Nothing is rebuilt when none of the inputs
  * (the descriptions, the page renderers, this script, Redocly's version) changed since
@@ -27,6 +31,7 @@ import { parseArgs, promisify } from 'node:util';
 import { type ChangelogRelease, renderChangelogPage } from '../server/docs/changelog-page.ts';
 import { collectErrorCodes, renderErrorPage } from '../server/docs/error-page.ts';
 import { changelogBetween, releases } from './compat/releases.ts';
+import { spaceSearchText } from './docs-search-text.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values: flags } = parseArgs({ options: { out: { type: 'string' }, force: { type: 'boolean' } } });
@@ -42,8 +47,10 @@ const INPUTS = [
   'openapi/webhook-signature-vectors.json',
   'redocly.yaml',
   'scripts/build-docs.ts',
+  'scripts/docs-search-text.ts',
   'server/docs/error-page.ts',
   'server/docs/changelog-page.ts',
+  'scripts/compat/changelog.ts',
   'scripts/compat/contract-diff.ts',
   'scripts/compat/releases.ts',
   ...readdirSync(path.join(root, 'releases/contract'), { recursive: true, withFileTypes: true })
@@ -51,6 +58,8 @@ const INPUTS = [
     .map((entry) => path.relative(root, path.join(entry.parentPath, entry.name)))
     .sort(),
   'server/docs/theme.ts',
+  'client/README.md',
+  'client/package.json',
   'node_modules/@redocly/cli/package.json',
   ...readdirSync(SAMPLES, { recursive: true, withFileTypes: true })
     .filter((entry) => entry.isFile())
@@ -105,6 +114,16 @@ const LOCAL_LOGO = `data:image/svg+xml,${encodeURIComponent(
 const PHONE_STYLE =
   '<style>@media (max-width: 50rem) { pre, pre * { white-space: pre-wrap !important; overflow-wrap: anywhere; } }</style>';
 
+/**
+ * Redoc links its own sections (a group of the sidebar, the overview, the anchor beside a
+ * heading) by a path from the host's root (`/authentication`, `/section/install`), which its
+ * script turns into the page's own `#/authentication` when clicked; opened in a new tab or
+ * copied, the same link leads to no page. Each such link of its router (`data-discover`) is
+ * given, as it is drawn, the address a click goes to.
+ */
+const ROUTE_LINKS =
+  '<script>(()=>{const fix=()=>{for(const a of document.querySelectorAll(\'a[data-discover][href^="/"]\'))a.setAttribute("href","#"+a.getAttribute("href"))};new MutationObserver(fix).observe(document.documentElement,{childList:true,subtree:true,attributes:true,attributeFilter:["href"]})})()</script>';
+
 type Json = Record<string, unknown>;
 
 /** The site's other pages, linked from the top of a Redoc page (its description's start). */
@@ -124,7 +143,25 @@ async function redoc(doc: Json, file: string, title: string, scratch: string): P
     { cwd: root, env: { ...process.env, REDOCLY_SUPPRESS_NOTIFICATIONS: 'true' } },
   );
   const html = await readFile(file, 'utf8');
-  await writeFile(file, html.replace(CDN_LOGOS, LOCAL_LOGO).replace('</head>', `${PHONE_STYLE}</head>`));
+  await writeFile(
+    file,
+    spaceSearchText(html).replace(CDN_LOGOS, LOCAL_LOGO).replace('</head>', `${PHONE_STYLE}${ROUTE_LINKS}</head>`),
+  );
+}
+
+/** The SDK's README as a page of the site: its words are the description of an API with no operation. */
+async function clientReadme(links: string): Promise<Json> {
+  const readme = await readFile(path.join(root, 'client/README.md'), 'utf8');
+  const { name, version } = JSON.parse(await readFile(path.join(root, 'client/package.json'), 'utf8')) as Json;
+  return withSiteLinks(
+    {
+      openapi: '3.1.0',
+      // Its own title heads the page: the README's first heading would say it twice.
+      info: { title: `TypeScript SDK (${String(name)})`, version, description: readme.replace(/^# .*\n+/, '') },
+      paths: {},
+    },
+    links,
+  );
 }
 
 /** The contract's releases, newest first, each with its changes since the one before; and what is not released yet. */
@@ -169,7 +206,7 @@ async function main(): Promise<void> {
       redoc(
         withSiteLinks(
           await withCodeSamples(publicApi),
-          '**Also here:** [error codes](errors/) · [sandbox API reference](sandbox/) · [webhook signature test vectors](webhook-signature-vectors.json) · the TypeScript SDK: `npm install @payment-service/client` ([its README](https://www.npmjs.com/package/@payment-service/client))',
+          '**Also here:** [error codes](errors/) · [sandbox API reference](sandbox/) · [webhook signature test vectors](webhook-signature-vectors.json) · the TypeScript SDK: `npm install @payment-service/client` ([its README](client/))',
         ),
         path.join(out, 'index.html'),
         'Payment Service API',
@@ -179,6 +216,14 @@ async function main(): Promise<void> {
         withSiteLinks(sandboxApi, '**Also here:** [error codes](../errors/) · [public API reference](../)'),
         path.join(out, 'sandbox/index.html'),
         'Payment Service Sandbox API',
+        scratch,
+      ),
+      redoc(
+        await clientReadme(
+          '**Also here:** [API reference](../) · [error codes](../errors/) · [changelog](../changelog/)',
+        ),
+        path.join(out, 'client/index.html'),
+        'TypeScript SDK · Payment Service API',
         scratch,
       ),
     ]);

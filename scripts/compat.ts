@@ -4,7 +4,9 @@
  *   npm run compat:check      the description against the last release: every change, for whom
  *                             it breaks; fails on a breaking change no change file acknowledges
  *                             with a major version of @payment-service/contract
- *   npm run compat:changelog  the changes since the last release in words (-- --from V --to V)
+ *   npm run compat:changelog  the changes since the last release in sentences, as the docs'
+ *                             changelog page and the contract's CHANGELOG.md say them
+ *                             (-- --from V --to V)
  *   SANDBOX_TOKEN=T npm run compat:matrix -- --base-url URL
  *                             every supported client release's Pact contract verified against a
  *                             server, as a matrix (the answer can-i-deploy gives); exit 2 when

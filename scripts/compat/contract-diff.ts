@@ -36,7 +36,20 @@ export interface Change {
   path: string;
   /** Why our rules overrode the library's verdict, when they did. */
   why?: string;
+  /**
+   * The schema of `components/schemas` the changed value belongs to (the innermost one, so
+   * that a schema used by many operations is one change, not one per operation), and where
+   * in it (`properties/code/enum/3`, '' for the schema itself).
+   */
+  schema?: { name: string; at: string };
+  /** The parameter changed (`header Idempotency-Key`), when the change is in one. */
+  parameter?: { in: string; name: string };
+  /** The value before and after, when it is a plain one (a type, an enum member, a bound, a pattern). */
+  was?: Plain;
+  now?: Plain;
 }
+
+type Plain = string | number | boolean | null | Array<string | number | boolean | null>;
 
 export interface Contract {
   openapi: Json;
@@ -98,6 +111,53 @@ function at(doc: Json, path: readonly (string | number)[]): Json {
   }
   return value;
 }
+
+/**
+ * The innermost schema of `components/schemas` that holds the value at `path`, and the path
+ * below it: references followed, the library's `allOf` wrappers stepped over as `at` does.
+ */
+function schemaOf(doc: Json, path: readonly (string | number)[]): { name: string; at: string } | undefined {
+  let found: { name: string; depth: number } | undefined;
+  const lookup = (ref: string): Json =>
+    ref
+      .slice(2)
+      .split('/')
+      .reduce((v: Json, key) => v?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], doc);
+  const resolve = (value: Json, depth: number): Json => {
+    const seen = new Set<string>();
+    while (typeof value?.$ref === 'string' && value.$ref.startsWith('#/') && !seen.has(value.$ref)) {
+      seen.add(value.$ref);
+      const schema = /^#\/components\/schemas\/([^/]+)$/.exec(value.$ref);
+      if (schema) found = { name: schema[1]!.replace(/~1/g, '/').replace(/~0/g, '~'), depth };
+      value = lookup(value.$ref);
+    }
+    return value;
+  };
+  // The value's container decides: a property added or removed belongs to the schema that
+  // lists it, not to the schema the property refers to.
+  let value = resolve(doc, 0);
+  for (let i = 0; i < path.length - 1 && value !== undefined; i++) {
+    if (path[i] === 'allOf' && value?.allOf === undefined && typeof path[i + 1] === 'number') {
+      i += 1;
+      continue;
+    }
+    value = resolve(value?.[path[i]!], i + 1);
+  }
+  if (!found) return undefined;
+  const below = path.slice(found.depth).filter((key, i, all) => {
+    // The library's allOf wrappers are not in the schema: left out of where in it.
+    if (key === 'allOf' && all[i + 1] === 0) return false;
+    return !(key === 0 && all[i - 1] === 'allOf');
+  });
+  return { name: found.name, at: below.join('/') };
+}
+
+const plain = (value: unknown): Plain | undefined =>
+  value === null || ['string', 'number', 'boolean'].includes(typeof value)
+    ? (value as Plain)
+    : Array.isArray(value) && value.every((v) => v === null || ['string', 'number', 'boolean'].includes(typeof v))
+      ? (value as Plain)
+      : undefined;
 
 /** A member of `anyOf` that takes any string: the catch-all of an open set. */
 const catchAll = (schema: Json) =>
@@ -336,6 +396,14 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
         'a closed body (additionalProperties: false), such as the legacy two-field one kept unchanged (Versioning 3)';
     }
     const description = diff.description ?? `${diff.action} ${diff.path.join('/')}`;
+    // Where the value is, in the document that has it (the one before, for what was removed).
+    const [first, second] = diff.action === 'remove' ? [before, after] : [after, before];
+    const schema = schemaOf(first, diff.path) ?? schemaOf(second, diff.path);
+    const param =
+      diff.path[3] === 'parameters' && diff.path.length > 4
+        ? (at(first, diff.path.slice(0, 5)) ?? at(second, diff.path.slice(0, 5)))
+        : undefined;
+    const [was, now] = [plain(diff.before), plain(diff.after)];
     out.push({
       party,
       kind,
@@ -350,6 +418,10 @@ function changesOf(before: Json, after: Json, party: Party): Change[] {
           : description,
       path: diff.path.slice(3).join('/'),
       ...(why ? { why } : {}),
+      ...(schema ? { schema } : {}),
+      ...(typeof param?.name === 'string' ? { parameter: { in: String(param.in ?? ''), name: param.name } } : {}),
+      ...(was !== undefined ? { was } : {}),
+      ...(now !== undefined ? { now } : {}),
     });
   }
   return out;
@@ -468,29 +540,3 @@ export function compareContracts(before: Contract, after: Contract): Change[] {
 }
 
 export const breaking = (changes: readonly Change[]) => changes.filter((c) => c.kind === 'breaking');
-
-/** The changes in words, grouped as a changelog reads: breaking first, then added, changed, deprecated. */
-export function changelogOf(changes: readonly Change[]): string {
-  const heading: Record<Kind, string> = {
-    breaking: 'Breaking',
-    undecided: 'Not decided by the gate',
-    'non-breaking': 'Added and changed',
-    deprecated: 'Deprecated',
-    annotation: 'Documentation',
-  };
-  const sections: string[] = [];
-  for (const kind of ['breaking', 'undecided', 'non-breaking', 'deprecated', 'annotation'] as Kind[]) {
-    const lines = [
-      ...new Set(
-        changes
-          .filter((c) => c.kind === kind)
-          .map(
-            (c) =>
-              `- ${c.party}: \`${c.where}\`: ${c.description.replace(/^\[(\w+)\] /, (_m, verb: string) => `${verb.toLowerCase()} `)}`,
-          ),
-      ),
-    ];
-    if (lines.length > 0) sections.push(`### ${heading[kind]}\n\n${lines.join('\n')}`);
-  }
-  return sections.join('\n\n') || 'No change to the description.';
-}

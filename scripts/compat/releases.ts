@@ -11,7 +11,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import parseChangeset from '@changesets/parse';
 import { parse as parseYaml } from 'yaml';
-import { type Change, type Contract, changelogOf, compareContracts } from './contract-diff.ts';
+import { changelogOf } from './changelog.ts';
+import { type Change, type Contract, compareContracts } from './contract-diff.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const RELEASES = path.join(ROOT, 'releases');

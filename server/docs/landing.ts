@@ -1,6 +1,7 @@
 /**
  * GET /: what this server is and where its pages are (API reference, sandbox reference,
- * error codes, the contract's changelog, health). It names no credential: those are printed at start, never served.
+ * the TypeScript SDK's README, error codes, the contract's changelog, health). It names no
+ * credential: those are printed at start, never served.
  */
 import { escapeHtml, renderPage } from './theme.ts';
 
@@ -18,6 +19,7 @@ export function renderLandingPage(options: { publicUrl: string; sandbox: boolean
       <ul>
         <li><a href="/docs/">API reference</a></li>
         <li><a href="/docs/sandbox/">Sandbox API reference</a></li>
+        <li><a href="/docs/client/">TypeScript SDK</a></li>
         <li><a href="/docs/errors/">Error codes</a></li>
         <li><a href="/docs/changelog/">Changelog</a></li>
         <li><a href="/healthz">Health</a></li>
@@ -43,6 +45,7 @@ curl -s -X POST ${base}/api/checkout-sessions \\
         <p class="links">
           <a href="/docs/">API reference</a>
           <a href="/docs/sandbox/">Sandbox API reference</a>
+          <a href="/docs/client/">TypeScript SDK</a>
           <a href="/docs/errors/">Error codes</a>
           <a href="/docs/changelog/">Changelog</a>
           <a href="/healthz">Health</a>

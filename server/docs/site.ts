@@ -65,7 +65,7 @@ export function docsPages(options: SiteOptions): DocsPages {
       if (file !== dir && !file.startsWith(dir + path.sep)) return next();
       const info = await stat(file).catch(() => undefined);
       if (!info?.isFile()) {
-        if (relative === '' || relative === 'sandbox/') return html(ctx, NOT_BUILT);
+        if (relative === '' || relative === 'sandbox/' || relative === 'client/') return html(ctx, NOT_BUILT);
         return next();
       }
       ctx.set('cache-control', 'no-cache');

@@ -42,6 +42,8 @@ const CSS = `
   .card:target { border-color: var(--brand); box-shadow: 0 0 0 2px var(--brand); }
   .muted { color: var(--text-secondary); }
   .badge { display: inline-block; font-weight: 600; font-size: 12px; border-radius: 4px; padding: 0 6px; background: var(--layer); border: 1px solid var(--border); }
+  details { margin: 4px 0 12px; }
+  summary { cursor: pointer; color: var(--text-secondary); }
   .links { display: flex; gap: 16px; flex-wrap: wrap; margin: 16px 0; }
   @media (max-width: 800px) { pre { white-space: pre-wrap; overflow-wrap: anywhere; } .layout { display: block; } .sidebar { position: static; width: auto; height: auto; border-right: 0; border-bottom: 1px solid var(--border); } main { padding: 24px 16px; } }
 `;

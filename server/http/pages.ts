@@ -65,6 +65,7 @@ export function pages(services: Services, responder: Responder, docs: DocsPages)
     ['GET', '/docs/errors', redirect('/docs/errors/')],
     ['GET', '/docs/sandbox', redirect('/docs/sandbox/')],
     ['GET', '/docs/changelog', redirect('/docs/changelog/')],
+    ['GET', '/docs/client', redirect('/docs/client/')],
     ['GET', '/docs/errors/', docs.errorCodes],
     ['GET', '/docs/errors/index.html', docs.errorCodes],
     ['GET', '/docs/{*path}', docs.file],

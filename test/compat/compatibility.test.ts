@@ -13,13 +13,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type Change,
-  changelogOf,
-  compareContracts,
-  type Kind,
-  type Party,
-} from '../../scripts/compat/contract-diff.ts';
+import { changelogOf } from '../../scripts/compat/changelog.ts';
+import { type Change, compareContracts, type Kind, type Party } from '../../scripts/compat/contract-diff.ts';
 import { contractAt, releases } from '../../scripts/compat/releases.ts';
 import { repoRoot } from '../support/description.ts';
 import { editJson, startMutatingProxy } from '../support/mutating-proxy.ts';
@@ -323,17 +318,96 @@ describe('the compatibility gate classifies each change for each party', () => {
     expect(compareContracts(released, structuredClone(released))).toEqual([]);
   });
 
-  it('writes the changes in words, breaking first, each with its party and operation', () => {
+  it('writes the changes in sentences, breaking first with whom it breaks, each schema or operation named', () => {
     const after = structuredClone(released);
     fixture.find((f) => f.change === 'a field removed from the webhook payload')!.edit(after);
     fixture.find((f) => f.change === 'an optional request field added')!.edit(after);
     const text = changelogOf(compareContracts(released, after));
-    expect(text).toMatch(
-      /^### Breaking\n\n(- webhook receivers: `webhook checkout_session.completed`: removed .*`foreignTransactionId` in the payload\n)+/,
+    expect(text).toBe(
+      [
+        '### Breaking',
+        '',
+        '- Breaks **webhook receivers**: `WebhookEvent` (in the payload of the `checkout_session.completed` webhook): field `foreignTransactionId` removed.',
+        '',
+        '### Added',
+        '',
+        '- `CheckoutSessionCreateRequest` (in the request of `POST /api/checkout-sessions`): new field `channel`.',
+      ].join('\n'),
     );
-    expect(text).toMatch(
-      /### Added and changed\n\n- API clients: `POST \/api\/checkout-sessions`: added property `channel`/,
+  });
+});
+
+describe('the changelog reads as sentences, a release to a screen', () => {
+  const changelog = (...changes: string[]) => {
+    const after = structuredClone(released);
+    for (const change of changes) fixture.find((f) => f.change === change)!.edit(after);
+    return changelogOf(compareContracts(released, after));
+  };
+  /** The lines a reader sees without opening a fold. */
+  const shown = (text: string) =>
+    text
+      .split(/<details>[\s\S]*?<\/details>/)
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
+
+  it('says a change of a schema once, with the operations it reaches, and the bound before and after', () => {
+    const text = changelog('a request range narrowed');
+    expect(text.split('\n').filter((line) => line.includes('`AmountTotal`'))).toEqual([
+      '- Breaks **API clients**: `AmountTotal` (as `amount.total`, in the requests of `POST /api/checkout-sessions`, `POST /api/payment-links` and `POST /api/transaction`): maximum now `5000` (was `10000`).',
+      expect.stringMatching(
+        /^- `AmountTotal` \(as `amount\.total`, in the answers of `POST \/api\/checkout-sessions`, .* and \d+ more operations\): maximum now `5000` \(was `10000`\)\.$/,
+      ),
+    ]);
+    expect(text).toMatch(/^### Breaking\n[\s\S]*\n### Changed\n/);
+  });
+
+  it('gathers a field added and made required, and values added to one set, into one sentence', () => {
+    expect(changelog('a required request field added')).toContain(
+      '`CheckoutSessionCreateRequest` (in the request of `POST /api/checkout-sessions`): new required field `channel`.',
     );
+    expect(
+      changelog(
+        'a value added to an open set (status)',
+        'a member of an open set renamed (completed becomes succeeded)',
+      ),
+    ).toMatch(
+      /`CheckoutSessionStatus` \(as `status`, in the answers of .*\): value `completed` replaced by `succeeded`/,
+    );
+  });
+
+  it('counts changes to the words alone in one line, listing where under a fold', () => {
+    const text = changelog(
+      'an operation described in other words',
+      'an example changed',
+      'a code named among those the portal fixes (x-account-configuration)',
+    );
+    expect(shown(text)).toEqual([
+      '### Documentation',
+      expect.stringMatching(
+        /^- Descriptions, examples and annotations changed in 3 places, shown in \d+ operations; nothing a client sends or reads changes\.$/,
+      ),
+    ]);
+    expect(text).toContain('<summary>Where (3 schemas and operations)</summary>');
+    expect(text).toContain('- `POST /api/token`: description reworded.');
+    expect(text).toMatch(
+      /- `KnownErrorCode` \(in .*\): account-configuration codes \(`x-account-configuration`\) added\./,
+    );
+  });
+
+  it('keeps every change of the fixture at once to about a screen, every breaking one in view with whom it breaks', () => {
+    const text = changelog(...fixture.map((f) => f.change));
+    const lines = shown(text);
+    expect(lines.length).toBeLessThanOrEqual(35);
+    const breaking = lines.slice(
+      lines.indexOf('### Breaking') + 1,
+      lines.findIndex((l, i) => i > 0 && l.startsWith('### ')),
+    );
+    expect(breaking.length).toBeGreaterThan(5);
+    for (const line of breaking)
+      expect(line).toMatch(/^- Breaks \*\*(API clients|webhook receivers|sandbox users)\*\*: /);
+    // The library's wording is not the reader's.
+    expect(text).not.toMatch(/\[(Added|Removed|Replaced|Changed)\]|annotation \(|content \(application\/json\)/);
   });
 });
 

@@ -45,6 +45,73 @@ function headingInView(page: Page, text: string): Promise<boolean> {
   }, text);
 }
 
+/** Every page of the site (the landing page, the references, the SDK's README, the error codes, the changelog), and whether Redoc draws it. */
+const SITE_PAGES: Array<[pathname: string, redoc: boolean]> = [
+  ['/', false],
+  ['/docs/', true],
+  ['/docs/sandbox/', true],
+  ['/docs/client/', true],
+  ['/docs/errors/', false],
+  ['/docs/changelog/', false],
+];
+
+/**
+ * The pages off the site its links may lead to, each a page that exists: Redoc's credit in
+ * its sidebar, and what the SDK's README cites. The packages are on no registry yet, so no
+ * registry page is among them.
+ */
+const EXTERNAL_PAGES = new Set(['https://redocly.com/redoc/', 'https://openapi-ts.dev/openapi-fetch/']);
+
+/**
+ * Follows the links of the site: says why one leads nowhere, or undefined. Off the site, a
+ * page not on the allow-list; on it, an answer other than 200, an anchor no element of the
+ * page has, or a Redoc route (`#/tag/operation`) that shows no section when followed.
+ */
+function linkFollower() {
+  const answers = new Map<string, Promise<{ status: number; body: string }>>();
+  const documents = new Map<string, Promise<Page>>();
+  const answer = (at: URL) => {
+    const key = at.pathname + at.search;
+    if (!answers.has(key))
+      answers.set(
+        key,
+        fetch(new URL(key, server.url)).then(async (r) => ({ status: r.status, body: await r.text() })),
+      );
+    return answers.get(key)!;
+  };
+  // One page per Redoc document, its routes followed by changing its address's fragment.
+  const loaded = (at: URL) => {
+    if (!documents.has(at.pathname)) documents.set(at.pathname, open(at.pathname));
+    return documents.get(at.pathname)!;
+  };
+  return {
+    async problem(url: URL): Promise<string | undefined> {
+      if (url.origin !== new URL(server.url).origin)
+        return EXTERNAL_PAGES.has(url.href) ? undefined : 'off the site, and not an allow-listed page';
+      const { status, body } = await answer(url);
+      if (status !== 200) return `answered ${status}`;
+      const anchor = decodeURIComponent(url.hash.slice(1));
+      if (!anchor) return undefined;
+      if (!anchor.startsWith('/')) return body.includes(`id="${anchor}"`) ? undefined : `no id="${anchor}" on the page`;
+      const page = await loaded(url);
+      await page.evaluate((hash) => {
+        window.location.hash = hash;
+      }, url.hash);
+      const section = page.locator(`[data-section-id="${anchor}"]`);
+      return expect
+        .poll(() => section.count(), { message: url.href })
+        .toBeGreaterThan(0)
+        .then(
+          () => undefined,
+          () => `no section ${anchor} shows`,
+        );
+    },
+    async close() {
+      for (const page of documents.values()) await (await page).close();
+    },
+  };
+}
+
 /** Error codes as the descriptions document them (x-error-status maps). */
 function documentedCodes(): string[] {
   return [loadDescription('openapi'), loadDescription('sandbox')].flatMap((doc) =>
@@ -207,6 +274,7 @@ describe('docs in a browser', () => {
     for (const [name, title] of <const>[
       ['API reference', 'Payment Service API'],
       ['Sandbox API reference', 'Payment Service Sandbox API'],
+      ['TypeScript SDK', 'TypeScript SDK · Payment Service API'],
       ['Error codes', 'Error codes · Payment Service API'],
       ['Changelog', 'Changelog · Payment Service API'],
     ]) {
@@ -217,14 +285,100 @@ describe('docs in a browser', () => {
     await page.close();
   });
 
-  it('shows the contract’s changelog, release by release, each linked from the sidebar', async () => {
+  it('shows the contract’s changelog, release by release, each linked from the sidebar and fitting a screen', async () => {
     const page = await open('/docs/changelog/');
     await expect.poll(() => page.title()).toBe('Changelog · Payment Service API');
     await page.locator('nav').getByRole('link', { name: '0.1.0', exact: true }).click();
     await expect.poll(() => page.locator('#v0\\.1\\.0 h2').innerText()).toBe('0.1.0');
     expect(await page.locator('#v0\\.1\\.0').innerText()).toMatch(/First release/);
+    // Each release reads in a screen, what is folded (the places of words-only changes) left
+    // folded; only what breaks someone may take more, as every breaking change stays in view.
+    const sections = await page.locator('main section').evaluateAll((all) =>
+      all.map((s) => ({
+        id: s.id,
+        height: s.getBoundingClientRect().height,
+        text: (s as HTMLElement).innerText,
+        breaking: [...s.querySelectorAll('h3')].some((h) => h.textContent === 'Breaking'),
+      })),
+    );
+    expect(sections.length).toBeGreaterThan(0);
+    for (const { id, height, text, breaking } of sections) {
+      if (!breaking) expect(height, id).toBeLessThanOrEqual(900);
+      // Sentences, not the diff library's notation.
+      expect(text, id).not.toMatch(/\[(Added|Removed|Replaced)\]|annotation \(|content \(application\/json\)/);
+    }
+    await page.screenshot({ path: path.join(shots, 'changelog.png'), fullPage: true });
     await page.close();
   });
+
+  it(
+    'quotes the descriptions in search results with a space where their lines break: "send the" finds "send the payer"',
+    async () => {
+      const page = await open('/docs/');
+      const sidebar = page.locator('[data-component-name="Menu/MenuItem"]');
+      await expect.poll(() => sidebar.count()).toBeGreaterThan(3);
+      await page.keyboard.press('Control+k');
+      // The create operation's description breaks its line between "send" and "the payer".
+      await page.locator('[data-component-name="Search/SearchInput"] input').fill('send the');
+      const results = page.locator('[data-component-name="Search/SearchItem"]');
+      await expect.poll(() => results.allInnerTexts().then((texts) => texts.join('\n'))).toContain('send the payer');
+      await page.locator('[data-component-name="Search/SearchInput"] input').fill('browser is sent');
+      await expect
+        .poll(() => results.allInnerTexts().then((texts) => texts.join('\n')))
+        .toContain("payer's browser is sent");
+      const quoted = (await results.allInnerTexts()).join('\n');
+      expect(quoted).not.toMatch(/sendthe|payer'sbrowser/);
+      await page.screenshot({ path: path.join(shots, 'search.png') });
+      await page.close();
+    },
+    paced(60_000),
+  );
+
+  it(
+    'links only pages that exist: every link of every page resolves inside the site (its anchors and Redoc’s sections included), or is an external page of the allow-list',
+    async () => {
+      const follower = linkFollower();
+      const checked = new Set<string>();
+      const broken: string[] = [];
+      for (const [start, redoc] of SITE_PAGES) {
+        const page = await open(start);
+        if (redoc)
+          await expect.poll(() => page.locator('[data-component-name="Menu/MenuItem"]').count()).toBeGreaterThan(0);
+        const hrefs = new Map<string, string>();
+        const collect = async () => {
+          for (const [url, href] of await page.evaluate(() =>
+            [...document.querySelectorAll('a[href]')].map((a) => [
+              (a as HTMLAnchorElement).href,
+              a.getAttribute('href')!,
+            ]),
+          ))
+            hrefs.set(url!, href!);
+        };
+        // Redoc draws its sections as they come into view: the page is read down to its end.
+        for (let seen = -1, y = 0; redoc && y !== seen; ) {
+          await collect();
+          seen = y;
+          y = await page.evaluate(() => {
+            window.scrollBy(0, window.innerHeight);
+            return window.scrollY;
+          });
+          await page.waitForTimeout(150);
+        }
+        await collect();
+        await page.close();
+        for (const [url, href] of hrefs) {
+          if (checked.has(url)) continue;
+          checked.add(url);
+          const problem = await follower.problem(new URL(url));
+          if (problem) broken.push(`${start}: ${href} (${problem})`);
+        }
+      }
+      await follower.close();
+      expect(broken).toEqual([]);
+      expect(checked.size).toBeGreaterThan(60);
+    },
+    paced(180_000),
+  );
 
   it(
     'renders every page under its Content-Security-Policy, with no violation reported (Redoc and its search worker included)',
@@ -232,6 +386,7 @@ describe('docs in a browser', () => {
       for (const [pathname, ready] of <const>[
         ['/docs/', 'Payment Service API'],
         ['/docs/sandbox/', 'Payment Service Sandbox API'],
+        ['/docs/client/', 'TypeScript SDK · Payment Service API'],
         ['/docs/errors/', 'Error codes · Payment Service API'],
         ['/docs/changelog/', 'Changelog · Payment Service API'],
         ['/', 'Payment Service reference server'],
@@ -256,7 +411,7 @@ describe('docs in a browser', () => {
         // Scripts by their hashes only: an injected one does not run. (Redoc's search worker needs eval.)
         expect(policy.match(/script-src[^;]*/)?.[0] ?? '', pathname).not.toContain("'unsafe-inline'");
         // The Redoc pages run scripts; the others are plain pages.
-        const redoc = pathname === '/docs/' || pathname === '/docs/sandbox/';
+        const redoc = pathname === '/docs/' || pathname === '/docs/sandbox/' || pathname === '/docs/client/';
         if (!redoc) expect(policy, pathname).not.toContain('script-src');
         await expect.poll(() => page.title(), { message: pathname }).toBe(ready);
         if (redoc) {
