@@ -93,6 +93,10 @@ describe('the README tour', () => {
         /^303 https:\/\/shop\.example\/thanks\?transactionId=[0-9a-f-]{36}&checkoutSessionId=cs_\S+$/m,
       );
       expect(stdout).toMatch(/"status":"completed".*"transactionType":"card"/);
+      // The retried create replays the first answer: the same session, as it was when created.
+      const session = /"id":"(cs_[^"]+)","status":"created"/.exec(stdout)![1]!;
+      const replayed = stdout.slice(stdout.indexOf('"status":"completed"'));
+      expect(replayed).toContain(`{"id":"${session}","status":"created"`);
       expect(stdout).toMatch(/"deliveries":\[\{"transactionId"/);
       expect(stdout).toContain('PASSED: no must check failed');
     },
