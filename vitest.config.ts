@@ -11,7 +11,7 @@ const root = fileURLToPath(new URL('.', import.meta.url));
 const files = testFiles(root);
 /** The server's tests that also run on PostgreSQL: those tagged `postgres` (test/support/test-tags.ts). */
 const ON_POSTGRES = files.filter((f) => f.tags.includes('postgres')).map((f) => f.file);
-/** `npm run test:fast` (TEST_FAST=1): every file but the slow, end-to-end, browser and packaging ones. */
+/** `npm run test:fast` (TEST_FAST=1): every file but the slow, end-to-end, browser, packaging and registry ones. */
 const OUTSIDE_FAST = process.env.TEST_FAST ? files.filter((f) => outsideFast(f.file, f.tags)).map((f) => f.file) : [];
 
 // Whether PostgreSQL answers, decided once: without it its tests are skipped, said in

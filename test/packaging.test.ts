@@ -1,149 +1,59 @@
 /**
- * The packages as a user gets them: `npm pack` of every publishable package, the tarballs
- * installed in scratch projects outside the repository (one per kind of user: merchant,
- * validating team, sandbox user), then used there with plain Node and a strict TypeScript
- * compiler. Prints what each install brought (packages, MB, seconds).
+ * The packages as a user gets them before they are on a registry: `npm run release:pack`
+ * (README.md, Install), and in scratch projects outside the repository (one per kind of
+ * user: merchant, validating team, sandbox user) the install command it prints for each,
+ * then the packages used there with plain Node and a strict TypeScript compiler. Prints
+ * what each install brought (packages, MB, seconds).
  *
  * @tags long
  */
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import {
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs';
+import { type ChildProcess, spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
 import { repoRoot } from './support/description.ts';
 import { paced } from './support/pace.ts';
+import {
+  type Footprint,
+  npmInstall,
+  ok,
+  prebuiltSqlite,
+  report,
+  run,
+  userEnv,
+  userProject,
+} from './support/user-project.ts';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'payment-packaging-'));
 const tarballs = path.join(scratch, 'tarballs');
 const tsc = path.join(repoRoot, 'node_modules/typescript/bin/tsc');
 
-/** What the user's shell has: none of the variables npm sets for the script running these tests. */
-const userEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([name]) => !/^(npm_|INIT_CWD$|NODE_OPTIONS$|VITEST)/i.test(name)),
-) as NodeJS.ProcessEnv;
+/** The four tarballs by package (`client`, `contract`, ...), as `npm pack` names them. */
+const TARBALL = /^payment-service-(client|conformance|contract|server)-\d+\.\d+\.\d+(?:-[\w.]+)?\.tgz$/;
 
-interface Ran {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+/** What `npm run release:pack` printed, and the install command it gave for each package. */
+let packed: string;
+const commands = new Map<string, string[]>();
 
-function run(command: string, args: string[], cwd: string, env: NodeJS.ProcessEnv = userEnv): Promise<Ran> {
-  return new Promise((resolve) => {
-    execFile(command, args, { cwd, env, maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
-
-async function ok(command: string, args: string[], cwd: string, env?: NodeJS.ProcessEnv): Promise<string> {
-  const ran = await run(command, args, cwd, env);
-  if (ran.code !== 0)
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) exited ${ran.code}:\n${ran.stdout}\n${ran.stderr}`);
-  return ran.stdout;
-}
-
-interface Footprint {
-  packages: string[];
-  thirdParty: string[];
-  megabytes: number;
-  seconds: number;
-  files: string[];
-}
-
-function walk(dir: string, found: string[] = []): string[] {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) walk(full, found);
-    else if (entry.isFile()) found.push(full);
-  }
-  return found;
-}
-
-/** A scratch project, and `npm install` of the given tarballs into it, measured. */
+/** A scratch project, and the install command `release:pack` printed for the package, run there with the tarballs, measured. */
 async function install(
   name: string,
-  packages: string[],
+  pkg: string,
   packageJson: Record<string, unknown> = {},
   env: NodeJS.ProcessEnv = userEnv,
 ): Promise<{ dir: string; footprint: Footprint }> {
-  const dir = path.join(scratch, name);
-  mkdirSync(dir, { recursive: true });
-  writeFileSync(
-    path.join(dir, 'package.json'),
-    JSON.stringify({ name, version: '1.0.0', private: true, type: 'module', ...packageJson }, null, 2),
-  );
-  writeFileSync(path.join(dir, '.npmrc'), 'engine-strict=true\nfund=false\naudit=false\n');
-  const files = packages.map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`));
-  const started = Date.now();
-  await ok('npm', ['install', '--prefer-offline', ...files], dir, env);
-  const seconds = (Date.now() - started) / 1000;
-  const listed = (await ok('npm', ['ls', '--all', '--parseable'], dir))
-    .split('\n')
-    .filter((line) => line.includes('node_modules'));
-  const installed = [
-    ...new Set(listed.map((line) => line.slice(line.lastIndexOf('node_modules/') + 'node_modules/'.length))),
-  ].sort();
-  const all = walk(path.join(dir, 'node_modules'));
-  const bytes = all.reduce((sum, file) => sum + statSync(file).size, 0);
-  return {
-    dir,
-    footprint: {
-      packages: installed,
-      thirdParty: installed.filter((p) => !p.startsWith('@payment-service/')),
-      megabytes: Math.round((bytes / 1e6) * 10) / 10,
-      seconds,
-      files: all,
-    },
-  };
-}
-
-function report(name: string, f: Footprint): void {
-  console.log(
-    `${name}: ${f.packages.length} packages, ${f.megabytes} MB, ${f.seconds.toFixed(1)} s; third-party (${f.thirdParty.length}): ${f.thirdParty.join(', ')}`,
-  );
+  const dir = userProject(path.join(scratch, name), packageJson);
+  const command = commands.get(pkg);
+  if (!command) throw new Error(`release:pack printed no install command for ${pkg}:\n${packed}`);
+  return { dir, footprint: await npmInstall(dir, [...command.slice(1), '--prefer-offline'], env) };
 }
 
 const SERVER_LIBRARIES = ['koa', '@koa/router', 'openapi-backend', 'better-sqlite3', 'pg', 'kysely', 'pino', 'jose'];
 const LOADERS = ['tsx', 'esbuild', 'ts-node', 'typescript'];
 const nativeFiles = (f: Footprint) => f.files.filter((file) => file.endsWith('.node') || file.endsWith('binding.gyp'));
-
-/**
- * A user's install of better-sqlite3 downloads its prebuilt binary for their Node and
- * platform (from GitHub, which this machine cannot reach, so it would compile from source
- * for a minute). The same download, served from loopback: the binary this repository's
- * own install built, packed as the release asset is. Gives the host to point npm at.
- */
-async function prebuiltSqlite(): Promise<string> {
-  const stage = path.join(scratch, 'prebuild');
-  mkdirSync(path.join(stage, 'build/Release'), { recursive: true });
-  cpSync(
-    path.join(repoRoot, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node'),
-    path.join(stage, 'build/Release/better_sqlite3.node'),
-  );
-  const asset = path.join(scratch, 'better-sqlite3-prebuild.tar.gz');
-  await ok('tar', ['-czf', asset, '-C', stage, 'build/Release/better_sqlite3.node'], scratch);
-  const body = readFileSync(asset);
-  const server = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/gzip' }).end(body));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.add(server);
-  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}
-const servers = new Set<http.Server>();
+const closers = new Set<() => void>();
 
 let client: { dir: string; footprint: Footprint };
 let suite: { dir: string; footprint: Footprint };
@@ -151,60 +61,46 @@ let serverInstall: Promise<{ dir: string; footprint: Footprint }>;
 const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
-  mkdirSync(tarballs);
-  // prepack builds first (scripts share npm's stdout): the JSON is what follows its lines.
-  const output = await ok(
-    'npm',
-    [
-      'pack',
-      '--json',
-      '--pack-destination',
-      tarballs,
-      '-w',
-      'generated',
-      '-w',
-      'client',
-      '-w',
-      'conformance',
-      '-w',
-      'server',
-    ],
-    repoRoot,
-  );
-  const packed = JSON.parse(output.slice(output.search(/^\[/m))) as Array<{
-    name: string;
-    files: Array<{ path: string }>;
-  }>;
-  expect(packed.map((p) => p.name).sort()).toEqual([
-    '@payment-service/client',
-    '@payment-service/conformance',
-    '@payment-service/contract',
-    '@payment-service/server',
-  ]);
-  for (const p of packed) {
-    const files = p.files.map((f) => f.path);
+  // The tarballs as a maintainer makes them (README.md, Install): the script builds what changed first.
+  packed = await ok('npm', ['run', '--silent', 'release:pack', '--', '--out', tarballs], repoRoot);
+  for (const line of packed.split('\n')) {
+    const words = line.trim().split(/\s+/);
+    if (words[0] !== 'npm' || words[1] !== 'install') continue;
+    // The package a command installs is its last tarball: the others are its dependencies.
+    const pkg = TARBALL.exec(path.basename(words.at(-1)!))?.[1];
+    if (pkg) commands.set(pkg, words);
+  }
+  const files = readdirSync(tarballs).sort();
+  expect(files.map((f) => TARBALL.exec(f)?.[1])).toEqual(['client', 'conformance', 'contract', 'server']);
+  expect([...commands.keys()].sort()).toEqual(['client', 'conformance', 'contract', 'server']);
+  for (const file of files) {
+    const listed = (await ok('tar', ['-tzf', path.join(tarballs, file)], scratch))
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
     // What a user needs, and nothing of the repository's own: tests, benches, CI, build state.
     expect(
-      files.filter((f) => /(^|\/)(test|bench|\.ci)\/|\.test\.|\.tsbuildinfo$|^tsconfig/.test(f)),
-      p.name,
+      listed.filter((f) => /(^|\/)(test|bench|\.ci)\/|\.test\.|\.tsbuildinfo$|^tsconfig/.test(f)),
+      file,
     ).toEqual([]);
-    expect(files, p.name).toContain('README.md');
+    expect(listed, file).toContain('README.md');
   }
   // The server's install compiles a native module: it runs while the others are checked.
-  serverInstall = prebuiltSqlite().then((host) =>
-    install(
+  serverInstall = prebuiltSqlite(scratch).then(({ host, close }) => {
+    closers.add(close);
+    return install(
       'sandbox-user',
-      ['contract', 'client', 'server'],
+      'server',
       { allowScripts: { 'better-sqlite3': true } },
       { ...userEnv, npm_config_better_sqlite3_binary_host: host },
-    ),
-  );
-  client = await install('merchant', ['contract', 'client']);
-  suite = await install('validating-team', ['contract', 'client', 'conformance']);
+    );
+  });
+  client = await install('merchant', 'client');
+  suite = await install('validating-team', 'conformance');
 }, paced(300_000));
 
 afterAll(async () => {
-  for (const server of servers) server.close();
+  for (const close of closers) close();
   for (const child of children) child.kill('SIGKILL');
   await serverInstall?.catch(() => undefined);
   rmSync(scratch, { recursive: true, force: true });
@@ -219,6 +115,25 @@ const vectors = () =>
   ) as {
     vectors: Array<{ name: string; secret: string; body: string; header: string; now: string; valid: boolean }>;
   };
+
+describe('npm run release:pack', () => {
+  it('prints each tarball with its size, and for each kind of user the install command README.md gives', () => {
+    for (const file of readdirSync(tarballs))
+      expect(packed).toMatch(new RegExp(`${file.replace(/\./g, '\\.')} +[\\d.]+ kB`));
+    // README.md's commands name the tarballs copied into the project; the version aside
+    // (the script prints the one it packed), they are the script's own.
+    const sameVersion = (command: string) => command.replace(/-\d+\.\d+\.\d+(?:-[\w.]+)?\.tgz/g, '-<version>.tgz');
+    const printed = [...packed.matchAll(/^ *(npm install .*)$/gm)].map((m) =>
+      sameVersion(m[1]!.replace(/\S+\/(payment-service-\S+\.tgz)/g, './$1')),
+    );
+    const readme = readFileSync(path.join(repoRoot, 'README.md'), 'utf8');
+    const start = readme.indexOf('\n## Install\n');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const documented = [...section.matchAll(/^(npm install .*\.tgz)$/gm)].map((m) => sameVersion(m[1]!));
+    expect(printed).toHaveLength(4);
+    expect(documented).toEqual(printed);
+  });
+});
 
 describe('the client, installed from its tarball', () => {
   it('brings no native module, server library or loader, and at most 8 third-party packages', () => {
@@ -368,6 +283,10 @@ describe('the conformance suite and the server, each installed from its tarball'
     ).toEqual([]);
   });
 
+  it('the suite leaves out its optional certificate library (selfsigned, for --receiver-tls) and its X.509 libraries', () => {
+    expect(suite.footprint.packages.filter((p) => /^(selfsigned|pkijs|asn1js|@peculiar\/)/.test(p))).toEqual([]);
+  });
+
   it('every link of the installed suite’s README and reference pages resolves inside the package, anchors included', () => {
     const dir = path.join(suite.dir, 'node_modules/@payment-service/conformance');
     const pages = ['README.md', ...readdirSync(path.join(dir, 'docs')).map((f) => `docs/${f}`)];
@@ -453,10 +372,11 @@ describe('the conformance suite and the server, each installed from its tarball'
         );
         const runner = path.join(scratch, 'ci-runner');
         mkdirSync(runner);
-        const packed = ['contract', 'client', 'conformance']
-          .map((p) => path.join(tarballs, `payment-service-${p}-0.1.0.tgz`))
+        const suiteTarballs = commands
+          .get('conformance')!
+          .filter((word) => word.endsWith('.tgz'))
           .join(' ');
-        await ok('bash', ['-c', recipe.install.replace('@payment-service/conformance', packed)], runner);
+        await ok('bash', ['-c', recipe.install.replace('@payment-service/conformance', suiteTarballs)], runner);
         const ran = await run('bash', ['-c', recipe.check], runner, {
           ...userEnv,
           NO_COLOR: '1',

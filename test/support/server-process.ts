@@ -43,6 +43,8 @@ export interface ServerProcessOptions {
   cwd?: string;
   /** The process's open-file limit (`ulimit -n`). */
   descriptors?: number;
+  /** The command's file when not the repository's: the bin of an installed package. */
+  bin?: string;
 }
 
 /** Processes started here and still running: `killServerProcesses` ends them. */
@@ -58,12 +60,13 @@ export function runServerProcess(args: string[], options: ServerProcessOptions =
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   };
+  const bin = options.bin ?? SERVER_BIN;
   const child =
     options.descriptors === undefined
-      ? spawn(process.execPath, [SERVER_BIN, ...args], spawnOptions)
+      ? spawn(process.execPath, [bin, ...args], spawnOptions)
       : spawn(
           '/bin/sh',
-          ['-c', `ulimit -n ${options.descriptors} && exec "$0" "$@"`, process.execPath, SERVER_BIN, ...args],
+          ['-c', `ulimit -n ${options.descriptors} && exec "$0" "$@"`, process.execPath, bin, ...args],
           spawnOptions,
         );
   running.add(child);

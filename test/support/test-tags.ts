@@ -10,7 +10,7 @@
  *   durations (test/support/sequencer.ts).
  * - `slow`: waits on real webhook answers or real time, so `npm run test:fast` leaves it
  *   out. The end-to-end files (`test/e2e/`), the browser tests (`*.browser.test.ts`) and
- *   the packaging test are left out by where they are and what they are called.
+ *   the packaging and registry tests are left out by where they are and what they are called.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -45,6 +45,7 @@ export function outsideFast(file: string, tags: readonly Tag[]): boolean {
     tags.includes('slow') ||
     file.startsWith('test/e2e/') ||
     file.endsWith('.browser.test.ts') ||
-    file === 'test/packaging.test.ts'
+    file === 'test/packaging.test.ts' ||
+    file === 'test/registry.test.ts'
   );
 }
