@@ -187,6 +187,23 @@ export class ReceiverContext {
   }
 
   /**
+   * Fails the check unless the receiver accepted a delivery whose signature header has a
+   * form of its own (parts reordered, another version). On a refusal, the same body is sent
+   * again with a plain header, so that the reason says what the evidence shows: the
+   * header's form refused (the plain one accepted), or something else (both refused).
+   */
+  async acceptsHeader(what: string, s: Sent, raw: string): Promise<void> {
+    if (ok(s)) return;
+    const plain = await this.signed(raw);
+    const why = ok(plain)
+      ? ` The same body with a plain header (t=...,v1=...) was accepted (${show(plain)}): the header's form is what was refused.`
+      : ` The same body with a plain header was refused too (${show(plain)}), so the refusal is not the header's form alone.${this.real ? '' : MADE_UP_NOTE}`;
+    throw new CheckFailure(`${what} must be accepted with a 2xx; the receiver answered ${show(s)}.${why}`, {
+      evidence: s.evidence,
+    });
+  }
+
+  /**
    * Fails the check when the receiver accepted (a 2xx). Any other answer, or none (a
    * closed connection, no answer within the five-second wait), is a failed delivery to the
    * service, so it rejects.
