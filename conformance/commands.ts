@@ -1,7 +1,7 @@
 /**
  * Every command of `payment-conformance`, as records, in the order `--help` lists them: the
- * modes (modes/index.ts), each followed by its other commands (run's `replay`), then the
- * two commands about the suite itself: `adapter init` writes a starter adapter, `list`
+ * modes (modes/index.ts), each followed by its other commands (run's `replay`), `repro` (of
+ * a report of any mode), then the two commands about the suite itself: `adapter init` writes a starter adapter, `list`
  * prints every check of every mode.
  */
 import { existsSync, writeFileSync } from 'node:fs';
@@ -12,6 +12,7 @@ import { SetupError } from './core/outcome.ts';
 import { TOOL_VERSION } from './core/version.ts';
 import { MODES } from './modes/index.ts';
 import type { CommandRecord } from './runner/mode.ts';
+import { reproCommand } from './repro.ts';
 
 const adapterInit: CommandRecord<{ out: string; force: boolean }> = {
   group: { name: 'adapter', description: 'target adapters' },
@@ -76,6 +77,7 @@ const list: CommandRecord<{ json?: boolean }> = {
 
 export const COMMANDS: readonly CommandRecord<never>[] = [
   ...MODES.flatMap((mode): CommandRecord<never>[] => [mode, ...(mode.also ?? [])]),
+  reproCommand as CommandRecord<never>,
   adapterInit,
   list,
 ];

@@ -1,17 +1,35 @@
 /**
  * The `payment-conformance` command line, built from the command records (commands.ts):
  * `run` checks an implementation at a base URL, `receiver` a merchant's webhook receiver,
- * `client` an API client, `replay` runs the failed checks of a report again, `list` prints
+ * `client` an API client, `replay` runs the failed checks of a report again, `repro` one
+ * check of a report beside its recording, `list` prints
  * every check. Exit status: 0 every must check passed, 1 a must check failed, 2 usage or
  * setup error. The bin (cli.ts) only calls `main`; the package's README lists the flags from here.
  */
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { COMMANDS } from './commands.ts';
-import { type Output, SetupError } from './core/outcome.ts';
+import { SetupError } from './core/outcome.ts';
 import { TOOL_VERSION } from './core/version.ts';
-import type { CommandRecord, Flag } from './runner/mode.ts';
+import { shellWord } from './core/http.ts';
+import { type CommandRecord, type Flag, RUN_SHAPE_FLAGS } from './runner/mode.ts';
 
-const out: Output = { write: (text: string) => void process.stdout.write(text) };
+const write = (text: string) => void process.stdout.write(text);
+
+/** The target's flags given on the command line, as a shell line with every secret as its shell variable. */
+function targetFlagsOf(command: Command, flags: readonly Flag[]): string {
+  const values = command.opts();
+  return flags
+    .flatMap((flag) => {
+      const option = command.options.find((o) => o.flags === flag.flags);
+      if (!option?.long) return [];
+      const name = option.attributeName();
+      if (RUN_SHAPE_FLAGS.has(name) || command.getOptionValueSource(name) !== 'cli') return [];
+      const value = values[name];
+      if (value === true) return [option.long];
+      return [`${option.long} ${flag.secret ? `"${flag.secret}"` : shellWord(String(value))}`];
+    })
+    .join(' ');
+}
 
 function optionOf(flag: Flag): Option {
   const option = new Option(flag.flags, flag.description);
@@ -45,7 +63,8 @@ function addCommand(program: Command, record: CommandRecord<never>, setExit: (co
       await record.run(command.opts() as never, {
         args,
         isDefault: (name) => command.getOptionValueSource(name) === 'default',
-        out,
+        out: { write, verbose: command.opts().verbose === true },
+        targetFlags: targetFlagsOf(command, record.flags),
       }),
     );
   });

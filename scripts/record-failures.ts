@@ -90,6 +90,17 @@ function failureBlocks(stdout: string): Map<string, string> {
   return blocks;
 }
 
+/**
+ * A block as a reader's own run prints it: the report a variant's run wrote to a scratch
+ * folder named by the default folder of its mode, and the run's tokens by their variables.
+ */
+function asPrinted(block: string): string {
+  return block
+    .replace(/repro \S*\/conformance-[^/\s]+\/conformance\.json/g, 'repro reports/conformance/conformance.json')
+    .replace(/repro \S*\/client-conformance-[^/\s]+\/conformance\.json/g, 'repro reports/client/conformance.json')
+    .replaceAll(SANDBOX_TOKEN, '$SANDBOX_TOKEN');
+}
+
 interface Candidate {
   against: string;
   /** The checks it is meant to fail: it runs only while one of them has no example. */
@@ -243,7 +254,7 @@ async function main(): Promise<void> {
       if (!open.has(id)) continue;
       const leaked = secrets.find((s) => block.includes(s));
       if (leaked) throw new Error(`${id}: the console printed a secret; nothing is recorded`);
-      failures[id] = { against: candidate.against, recorded, suite: TOOL_VERSION, console: block };
+      failures[id] = { against: candidate.against, recorded, suite: TOOL_VERSION, console: asPrinted(block) };
       open.delete(id);
     }
   };

@@ -139,6 +139,11 @@ export function shellQuote(word: string): string {
   return `"${word.replace(/["\\`]/g, '\\$&').replace(NOT_PLACEHOLDER, '\\$')}"`;
 }
 
+/** A word for a POSIX shell as a person would type it: bare when no character of it is special, else quoted. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : shellQuote(word);
+}
+
 /** A curl line that reproduces the request, credentials replaced by shell variables: redacted once, then quoted. */
 export function curlOf(request: SentRequest, redactor: Redactor): string {
   const parts = ['curl', '-sS', '-i', '-X', request.method, shellQuote(redactor.text(request.url))];

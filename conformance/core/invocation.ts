@@ -21,6 +21,11 @@ export interface Invocation {
   settleTimeoutS?: number;
   /** --strict-assumptions, which decides whether a check of our modelling fails or differs. */
   strictAssumptions?: boolean;
+  /**
+   * The target's flags as given, for a person's shell: every secret as its shell variable
+   * (`--sandbox-token "$SANDBOX_TOKEN"`), never its value. What `repro` is shown run with.
+   */
+  targetFlags?: string;
   /** receiver: --legacy, which sets RCV-014's level and expected answer. */
   legacy?: 'accept' | 'reject';
 }

@@ -101,6 +101,8 @@ export interface Report {
 /** Where a command writes what people read (standard output, or a library caller's sink). */
 export interface Output {
   write(text: string): void;
+  /** --verbose: the console shows the words of each failure's clauses. */
+  verbose?: boolean;
 }
 
 /** Thrown by a check to fail with a reason and, when there is one, the exchange or evidence to show. */

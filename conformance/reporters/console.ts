@@ -1,16 +1,27 @@
 /**
  * The console reporter: one line per check as it finishes (live progress), then a
- * summary by document section, the coverage, every failure with its reason and a curl
- * line, every error, and the verdict. Colour only on a TTY and without NO_COLOR
+ * summary by document section, the coverage, every failure led by its reason (what was
+ * received, the command that reproduces it, the requests sent, then the clauses), every
+ * error, and the verdict. Colour only on a TTY and without NO_COLOR
  * (picocolors decides).
  */
 import { explainClauses } from '../core/clauses.ts';
+import path from 'node:path';
 import pc from 'picocolors';
 import type { Capability } from '../core/adapter.ts';
 import { failsRun, type Output, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageText } from './description-coverage.ts';
 import { inputCoverageText } from './input-coverage.ts';
-import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, verdictOf } from './summary.ts';
+import {
+  BODY_SHOWN,
+  CAUSE_TEXT,
+  countsOf,
+  coverageText,
+  differencesOf,
+  failuresOf,
+  reproductionOf,
+  verdictOf,
+} from './summary.ts';
 import type { Follower, ReporterRecord } from './reporter.ts';
 
 const mark = (r: Result, strict: boolean) =>
@@ -27,6 +38,25 @@ const mark = (r: Result, strict: boolean) =>
             : pc.yellow('!');
 
 const firstLine = (text: string) => text.split('\n')[0]!.slice(0, 200);
+const indent = (text: string) => text.replace(/^/gm, '  ');
+/** The lines of a multi-step transcript the console shows; the file reports keep every step. */
+const TRANSCRIPT_SHOWN = 24;
+
+/**
+ * "received: HTTP/1.1 200, body (first 300 characters):" and the body, from an evidence
+ * that holds an HTTP answer; nothing when it holds none (a client's transcript).
+ */
+function receivedOf(r: Result): string | undefined {
+  const response = r.evidence?.response;
+  if (!response?.startsWith('HTTP/')) return undefined;
+  const blank = response.indexOf('\n\n');
+  const status = response.split('\n')[0]!;
+  const body = blank < 0 ? '' : response.slice(blank + 2);
+  if (!body) return `  received: ${status}, no body\n`;
+  const cut = body.length > BODY_SHOWN;
+  const what = cut ? `body, first ${BODY_SHOWN} of ${body.length} characters` : 'body';
+  return `  received: ${status}, ${what} (secrets replaced):\n${pc.dim(indent(indent(cut ? `${body.slice(0, BODY_SHOWN)}…` : body)))}\n`;
+}
 
 export class ConsoleReporter implements Follower {
   private done = 0;
@@ -60,6 +90,50 @@ export class ConsoleReporter implements Follower {
     this.out.write(`${counter} ${mark(r, this.strict)} ${pc.bold(r.id)} ${r.title}${level}${tail}\n`);
   }
 
+  /**
+   * What a failure's reader needs after the reason: what was received (its body redacted,
+   * cut at a stated length), the command that reproduces it, then the requests as sent.
+   */
+  private evidence(r: Result, report: Report, json: string | undefined, shown: Map<string, string>): void {
+    const received = receivedOf(r);
+    if (received) this.out.write(received);
+    const again = reproductionOf(report, r.id, json);
+    if (again) this.out.write(`  reproduce: ${again}\n`);
+    const scenario = r.evidence?.request.startsWith('scenario: ') ? r.evidence.request.split('\n')[0] : undefined;
+    if (scenario) this.out.write(`  ${scenario}\n`);
+    const curl = r.evidence?.curl;
+    if (!curl) return;
+    const first = curl.includes('\n') ? shown.get(curl) : undefined;
+    if (first) {
+      this.out.write(pc.dim(`  sent: the requests shown under ${first}\n`));
+      return;
+    }
+    shown.set(curl, r.id);
+    // The run's own organisations and tokens are not kept: a line names them by shell
+    // variables, and `repro` makes its own.
+    const note = pc.dim(' (credentials: those of organisations the run made, shown as shell variables)');
+    if (!curl.includes('\n')) {
+      this.out.write(`  sent: ${pc.dim(curl)}\n`);
+      return;
+    }
+    const lines = curl.split('\n');
+    const more =
+      lines.length > TRANSCRIPT_SHOWN
+        ? `\n    … ${lines.length - TRANSCRIPT_SHOWN} more lines: the JSON and HTML reports hold them all`
+        : '';
+    this.out.write(`  sent:${note}\n${pc.dim(indent(indent(lines.slice(0, TRANSCRIPT_SHOWN).join('\n'))) + more)}\n`);
+  }
+
+  /** The clause ids a failure breaks; their words with --verbose. */
+  private clauses(r: Result): void {
+    if (r.clauses.length === 0) return;
+    if (this.out.verbose) {
+      for (const line of explainClauses(r.clauses)) this.out.write(`  ${pc.dim(line)}\n`);
+      return;
+    }
+    this.out.write(pc.dim(`  clauses: ${r.clauses.join(', ')} (their words: --verbose, or the HTML report)\n`));
+  }
+
   summary(report: Report, files: string[]): void {
     const sections = new Map<string, Result[]>();
     for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
@@ -76,18 +150,18 @@ export class ConsoleReporter implements Follower {
     if (report.descriptionCoverage) this.out.write(`\n${descriptionCoverageText(report.descriptionCoverage)}`);
     if (report.inputCoverage) this.out.write(`\n${inputCoverageText(report.inputCoverage)}`);
     const { gating, soft } = failuresOf(report);
+    const json = files.find((file) => path.basename(file) === 'conformance.json');
+    // A transcript several checks judge (one client scenario) is shown once, under the first.
+    const shown = new Map<string, string>();
     if (gating.length + soft.length > 0) {
       this.out.write(`\n${pc.bold('Failures')}\n`);
       for (const r of [...gating, ...soft]) {
         const gate = failsRun(r.level, report.strictAssumptions)
           ? ''
           : pc.yellow(` [${r.level}: does not fail the run]`);
-        const clauses = explainClauses(r.clauses).map((line) => `\n  ${pc.dim(line)}`);
-        this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}${clauses.join('')}\n  ${r.reason}\n`);
-        const curl = r.evidence?.curl;
-        // A sequence of steps (an exploration's finding) comes as numbered lines, one per line.
-        if (curl?.includes('\n')) this.out.write(`  reproduce:\n${pc.dim(curl.replace(/^/gm, '    '))}\n`);
-        else if (curl) this.out.write(`  reproduce: ${pc.dim(curl)}\n`);
+        this.out.write(`\n${pc.red(pc.bold(r.id))} ${r.title}${gate}\n${indent(r.reason)}\n`);
+        this.evidence(r, report, json, shown);
+        this.clauses(r);
       }
     }
     const differences = differencesOf(report);
@@ -99,7 +173,8 @@ export class ConsoleReporter implements Follower {
         this.out.write(
           `\n${pc.yellow(pc.bold(r.id))} ${r.title}\n  ${pc.dim(`assumption: ${r.assumption ?? 'our modelling'}`)}\n  ${r.reason}\n`,
         );
-        if (r.evidence?.curl) this.out.write(`  reproduce: ${pc.dim(r.evidence.curl.replace(/\n/g, '\n    '))}\n`);
+        this.evidence(r, report, json, shown);
+        this.clauses(r);
       }
     }
     const errors = report.results.filter((r) => r.status === 'error');

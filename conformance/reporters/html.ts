@@ -11,8 +11,17 @@ import path from 'node:path';
 import { failsRun, type Report, type Result } from '../core/outcome.ts';
 import { descriptionCoverageHtml } from './description-coverage.ts';
 import { inputCoverageHtml } from './input-coverage.ts';
-import { CAUSE_TEXT, countsOf, coverageText, differencesOf, failuresOf, skipGroups, verdictOf } from './summary.ts';
-import type { ReporterRecord } from './reporter.ts';
+import {
+  CAUSE_TEXT,
+  countsOf,
+  coverageText,
+  differencesOf,
+  failuresOf,
+  reproductionOf,
+  skipGroups,
+  verdictOf,
+} from './summary.ts';
+import type { ReporterRecord, Written } from './reporter.ts';
 
 export function htmlEscape(text: string): string {
   return text
@@ -33,7 +42,7 @@ table.plain{width:auto;table-layout:auto}table.plain td{width:auto}td,th{text-al
 .passed{color:#116329}.failed{color:#a40e26}.soft,.differs{color:#9a6700}.skipped{color:#57606a}.error{color:#8250df}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre{background:#f6f8fa;padding:.5rem;overflow:auto;white-space:pre-wrap;word-break:break-all;margin:.25rem 0}
 details{margin:.25rem 0}summary{cursor:pointer;color:#0969da}.level{font-size:11px;color:#57606a;border:1px solid #d0d7de;border-radius:3px;padding:0 .3rem}
-a{color:#0969da}tr:target{background:#fff8c5}ol.attention li{margin:.2rem 0}
+a{color:#0969da}tr:target{background:#fff8c5}[id]{scroll-margin-top:6rem}ol.attention li{margin:.2rem 0}
 .filter{position:sticky;top:0;background:#fff;padding:.5rem 0;border-bottom:1px solid #d0d7de;display:flex;gap:.75rem;flex-wrap:wrap;align-items:center}
 .filter input[type=search]{font:inherit;padding:.2rem .4rem;min-width:16rem}
 `;
@@ -67,15 +76,20 @@ function statusClass(r: Result, strict: boolean): string {
   return r.status === 'failed' && !failsRun(r.level, strict) ? 'soft' : r.status;
 }
 
-function row(r: Result, strict: boolean): string {
+function row(r: Result, strict: boolean, reproduce: string | undefined): string {
   const cls = statusClass(r, strict);
+  const judgedAgainst = r.status === 'failed' || r.status === 'differs';
+  const again = judgedAgainst && reproduce ? `<div>reproduce</div><pre>${htmlEscape(reproduce)}</pre>` : '';
   const evidence = r.evidence
-    ? `<details><summary>evidence</summary><div>request</div><pre>${htmlEscape(r.evidence.request)}</pre><div>response</div><pre>${htmlEscape(r.evidence.response)}</pre>${r.evidence.curl ? `<div>reproduce</div><pre>${htmlEscape(r.evidence.curl)}</pre>` : ''}</details>`
+    ? `<details><summary>evidence</summary><div>request</div><pre>${htmlEscape(r.evidence.request)}</pre><div>response</div><pre>${htmlEscape(r.evidence.response)}</pre>${again}${r.evidence.curl ? `<div>sent (credentials of organisations the run made, as shell variables)</div><pre>${htmlEscape(r.evidence.curl)}</pre>` : ''}</details>`
+    : again;
+  const words = judgedAgainst
+    ? `<details><summary>clauses, in the document’s words</summary><ul>${r.clauses.map((id) => `<li><code>${htmlEscape(id)}</code> ${htmlEscape(wordsOf(clause(id)))}</li>`).join('')}</ul></details>`
     : '';
   const requires = r.requires.length > 0 ? `<div class="meta">requires ${htmlEscape(r.requires.join(', '))}</div>` : '';
   const assumption = r.assumption ? `<div class="meta">assumption: ${htmlEscape(r.assumption)}</div>` : '';
   const cause = r.status === 'error' ? `<div class="meta">${htmlEscape(CAUSE_TEXT[r.cause ?? 'adapter'])}</div>` : '';
-  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${r.clauses.map((id) => `<abbr class="clause" title="${htmlEscape(wordsOf(clause(id)))}">${htmlEscape(id)}</abbr>`).join(', ')}</div>${requires}${assumption}${cause}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}</td></tr>`;
+  return `<tr id="${htmlEscape(r.id)}" data-status="${htmlEscape(r.status)}"><td class="${cls}">${htmlEscape(r.status)}</td><td><a href="#${htmlEscape(r.id)}"><code>${htmlEscape(r.id)}</code></a> <span class="level">${htmlEscape(r.level)}</span></td><td>${htmlEscape(r.title)}<div class="meta">${r.clauses.map((id) => `<abbr class="clause" title="${htmlEscape(wordsOf(clause(id)))}">${htmlEscape(id)}</abbr>`).join(', ')}</div>${requires}${assumption}${cause}${r.reason ? `<div class="${cls}">${htmlEscape(r.reason)}</div>` : ''}${evidence}${words}</td></tr>`;
 }
 
 function counts(results: Result[]): string {
@@ -115,7 +129,7 @@ function coverage(report: Report): string {
   return `<section id="coverage"><h2>Coverage</h2><p>${htmlEscape(coverageText(report.coverage))}.</p>${table}</section>`;
 }
 
-export function htmlReport(report: Report): string {
+export function htmlReport(report: Report, jsonFile?: string): string {
   const strict = report.strictAssumptions;
   const sections = new Map<string, Result[]>();
   for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
@@ -124,7 +138,7 @@ export function htmlReport(report: Report): string {
   const body = [...sections.entries()]
     .map(
       ([name, results]) =>
-        `<section class="results" id="${slug(name)}"><h2><a href="#${slug(name)}">${htmlEscape(name)}</a> <span class="meta">${counts(results)}</span></h2><table><tbody>${results.map((r) => row(r, strict)).join('')}</tbody></table></section>`,
+        `<section class="results" id="${slug(name)}"><h2><a href="#${slug(name)}">${htmlEscape(name)}</a> <span class="meta">${counts(results)}</span></h2><table><tbody>${results.map((r) => row(r, strict, reproductionOf(report, r.id, jsonFile))).join('')}</tbody></table></section>`,
     )
     .join('\n');
   const overview = [...sections.entries()]
@@ -156,11 +170,14 @@ ${body}
 `;
 }
 
-export function writeHtmlReport(report: Report, dir: string): string {
+export function writeHtmlReport(report: Report, dir: string, others: Written = {}): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'conformance.html');
-  writeFileSync(file, htmlReport(report));
+  writeFileSync(file, htmlReport(report, others.json));
   return file;
 }
 
-export const htmlReporter = { name: 'html', write: writeHtmlReport } as const satisfies ReporterRecord;
+export const htmlReporter = {
+  name: 'html',
+  write: (report, dir, _traffic, others) => writeHtmlReport(report, dir, others),
+} as const satisfies ReporterRecord;

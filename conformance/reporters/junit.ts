@@ -13,8 +13,8 @@ import type { DescriptionCoverage } from '../core/description-coverage.ts';
 import type { InputCoverage } from '../core/input-coverage.ts';
 import { descriptionCoverageProperties, descriptionCoverageSystemOut } from './description-coverage.ts';
 import { inputCoverageProperties, inputCoverageText } from './input-coverage.ts';
-import { coverageText, skipGroups } from './summary.ts';
-import type { ReporterRecord } from './reporter.ts';
+import { coverageText, reproductionOf, skipGroups } from './summary.ts';
+import type { ReporterRecord, Written } from './reporter.ts';
 
 /** Any character XML 1.0 forbids (https://www.w3.org/TR/xml/#charsets). */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the allowed set names the three control characters XML keeps
@@ -31,7 +31,7 @@ export function xmlEscape(text: string): string {
     .replace(/'/g, '&apos;');
 }
 
-function testcase(r: Result, strict: boolean): string {
+function testcase(r: Result, strict: boolean, reproduce: string | undefined): string {
   // The clauses ride as a testcase property (read by Jenkins, GitLab and most JUnit readers).
   const properties = [
     ['clauses', r.clauses.join(',')],
@@ -50,7 +50,8 @@ function testcase(r: Result, strict: boolean): string {
     r.reason,
     r.evidence?.request && `--- request\n${r.evidence.request}`,
     r.evidence?.response && `--- response\n${r.evidence.response}`,
-    r.evidence?.curl && `--- reproduce\n${r.evidence.curl}`,
+    reproduce && `--- reproduce\n${reproduce}`,
+    r.evidence?.curl && `--- sent (credentials of organisations the run made, as shell variables)\n${r.evidence.curl}`,
   ]
     .filter(Boolean)
     .join('\n\n');
@@ -95,7 +96,7 @@ function descriptionCoverageSuite(report: Report, c: DescriptionCoverage): strin
   return `  <testsuite name="description-coverage" tests="0" failures="0" errors="0" skipped="0" time="0" timestamp="${xmlEscape(report.startedAt)}">\n    <properties>\n${lines.join('\n')}\n    </properties>\n    <system-out>${xmlEscape(descriptionCoverageSystemOut(c))}</system-out>\n  </testsuite>`;
 }
 
-export function junitReport(report: Report): string {
+export function junitReport(report: Report, jsonFile?: string): string {
   const strict = report.strictAssumptions;
   const sections = new Map<string, Result[]>();
   for (const r of report.results) sections.set(r.section, [...(sections.get(r.section) ?? []), r]);
@@ -107,16 +108,19 @@ export function junitReport(report: Report): string {
       (r) => r.status === 'skipped' || r.status === 'differs' || (r.status === 'failed' && !failsRun(r.level, strict)),
     ).length;
     const time = results.reduce((sum, r) => sum + r.durationMs, 0) / 1000;
-    return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict)).join('\n')}\n  </testsuite>`;
+    return `  <testsuite name="${xmlEscape(name)}" tests="${results.length}" failures="${failuresIn(results)}" errors="${errorsIn(results)}" skipped="${skipped}" time="${time.toFixed(3)}" timestamp="${xmlEscape(report.startedAt)}">\n${results.map((r) => testcase(r, strict, reproductionOf(report, r.id, jsonFile))).join('\n')}\n  </testsuite>`;
   });
   return `<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="${xmlEscape(`payment-conformance ${report.target}`)}" tests="${report.results.length}" failures="${failuresIn(report.results)}" errors="${errorsIn(report.results)}" time="${(report.durationMs / 1000).toFixed(3)}">\n${[coverageSuite(report), ...(report.descriptionCoverage ? [descriptionCoverageSuite(report, report.descriptionCoverage)] : []), ...(report.inputCoverage ? [inputCoverageSuite(report, report.inputCoverage)] : []), ...suites].join('\n')}\n</testsuites>\n`;
 }
 
-export function writeJunitReport(report: Report, dir: string): string {
+export function writeJunitReport(report: Report, dir: string, others: Written = {}): string {
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'conformance.junit.xml');
-  writeFileSync(file, junitReport(report));
+  writeFileSync(file, junitReport(report, others.json));
   return file;
 }
 
-export const junitReporter = { name: 'junit', write: writeJunitReport } as const satisfies ReporterRecord;
+export const junitReporter = {
+  name: 'junit',
+  write: (report, dir, _traffic, others) => writeJunitReport(report, dir, others),
+} as const satisfies ReporterRecord;

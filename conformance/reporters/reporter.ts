@@ -22,5 +22,11 @@ export interface ReporterRecord<Name extends string = string> {
    * Writes its file of the finished run into `dir` and gives its path; undefined when it
    * has nothing to write (a traffic format, for a mode that gives no traffic).
    */
-  write?(report: Report, dir: string, traffic: Traffic | undefined): string | undefined;
+  write?(report: Report, dir: string, traffic: Traffic | undefined, others: Written): string | undefined;
+}
+
+/** What the other reporters of the run write, for a report that points at them. */
+export interface Written {
+  /** The JSON report's path, when one is written: what `repro` reads. */
+  json?: string;
 }

@@ -20,6 +20,7 @@ export const DEFAULT_OUT = {
   receiver: 'reports/receiver',
   client: 'reports/client',
   replay: 'reports/replay',
+  repro: 'reports/repro',
 } as const;
 
 /** --concurrency: checks at once, a whole number of at least 1. */
@@ -98,7 +99,16 @@ export const FLAGS = {
       'fail the run when a check of our modelling (level assumption) fails, instead of reporting it apart as differs',
     default: false,
   },
-  sandboxToken: (what: string): Flag => ({ flags: '--sandbox-token <token>', description: what }),
+  sandboxToken: (what: string): Flag => ({
+    flags: '--sandbox-token <token>',
+    description: what,
+    secret: '$SANDBOX_TOKEN',
+  }),
+  verbose: {
+    flags: '--verbose',
+    description: 'with each failure on the console, the words of the clauses it breaks',
+    default: false,
+  },
   adapter: (what: string): Flag => ({ flags: '--adapter <module>', description: what }),
   settleTimeout: (what: string, withDefault = true): Flag => ({
     flags: '--settle-timeout <seconds>',

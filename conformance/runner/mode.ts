@@ -18,7 +18,28 @@ export interface Flag {
   /** Reads the value; a thrown Error is a usage error naming the flag (flags.ts: `integer`, `percentage`). */
   parse?: (value: string) => unknown;
   default?: string | number | boolean;
+  /** A secret's flag: a reproduction line shows this shell variable (`$SANDBOX_TOKEN`) in place of its value. */
+  secret?: string;
 }
+
+/**
+ * Flags that shape a run rather than name its target: a report's `invocation` keeps them
+ * (or they are the reproduction's own), so a reproduction line leaves them out.
+ */
+export const RUN_SHAPE_FLAGS: ReadonlySet<string> = new Set([
+  'only',
+  'reporter',
+  'out',
+  'seed',
+  'explore',
+  'exploreCases',
+  'concurrency',
+  'strictAssumptions',
+  'legacy',
+  'minCoverage',
+  'minInputCoverage',
+  'verbose',
+]);
 
 /** A positional argument, as `--help` shows it. */
 export interface Argument {
@@ -33,6 +54,11 @@ export interface Invoked {
   /** Whether a flag (by its camel-case name) was left at its default. */
   isDefault(name: string): boolean;
   out: Output;
+  /**
+   * The flags given that name the target and the way to it, as a shell line, each secret as
+   * its shell variable: what a reproduction runs with (`invocation.targetFlags`).
+   */
+  targetFlags: string;
 }
 
 /**

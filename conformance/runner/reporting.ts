@@ -116,8 +116,9 @@ export function writeReports(report: Report, names: readonly string[], out: stri
     redactor: traffic.redactor,
   };
   const files: string[] = [];
+  const others = names.includes('json') ? { json: path.join(dir, 'conformance.json') } : {};
   for (const reporter of chosen(names)) {
-    const file = reporter.write?.(report, dir, made);
+    const file = reporter.write?.(report, dir, made, others);
     if (file) files.push(file);
   }
   return files;

@@ -89,7 +89,10 @@ describe('reports of a failing run', () => {
       expect(xml).toContain('&lt;script&gt;');
       expect(xml).toMatch(/<testsuites [^>]*failures="1"/);
       expect(run.stdout).toMatch(/✗ READ-003/);
-      expect(run.stdout).toContain('reproduce: curl');
+      expect(run.stdout).toContain('sent: curl');
+      expect(run.stdout).toMatch(
+        /reproduce: npx --no -- payment-conformance repro \S+\/conformance\.json READ-003 --base-url /,
+      );
     },
     paced(120_000),
   );

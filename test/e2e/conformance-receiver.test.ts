@@ -157,11 +157,11 @@ describe('payment-conformance receiver: reports, --only and real events', () => 
     });
     expect(run.report.results.map((r) => r.id)).toHaveLength(17);
     const junit = readFileSync(path.join(run.dir, 'conformance.junit.xml'), 'utf8');
-    expect(junit).toMatch(/<testcase [^>]*RCV-002[\s\S]*?<failure [\s\S]*?--- reproduce\ncurl /);
+    expect(junit).toMatch(/<testcase [^>]*RCV-002[\s\S]*?<failure [\s\S]*?--- sent [^\n]*\ncurl /);
     const html = readFileSync(path.join(run.dir, 'conformance.html'), 'utf8');
     expect(html).toContain('id="RCV-002"');
     expect(html).toContain('<abbr class="clause"');
-    expect(run.stdout).toMatch(/reproduce: curl /);
+    expect(run.stdout).toMatch(/sent: curl /);
     expect(JSON.stringify(run.report)).not.toContain(SECRET);
   });
 

@@ -115,8 +115,16 @@ describe('the HTML report in a browser', () => {
     await items.first().click();
     expect(new URL(page.url()).hash).toBe('#TOKEN-001');
     const top = await page.locator('tr#TOKEN-001').evaluate((row) => row.getBoundingClientRect().top);
-    expect(top).toBeGreaterThanOrEqual(0);
+    // The row's title shows below the sticky filter bar, not under it.
+    const bar = await page.locator('#filter').evaluate((form) => form.getBoundingClientRect().bottom);
+    expect(top).toBeGreaterThanOrEqual(bar);
     expect(top).toBeLessThan(700);
+    // A failure's reproduction is the repro command, and its clauses come with their words.
+    const row = page.locator('tr#TOKEN-001');
+    await row.locator('summary', { hasText: 'evidence' }).click();
+    expect(await row.innerText()).toMatch(/payment-conformance repro \S+\/conformance\.json TOKEN-001 --base-url /);
+    await row.locator('summary', { hasText: 'clauses, in the document' }).click();
+    expect(await row.innerText()).toContain('token.ok Response 200');
     expect(await page.locator('tr#TOKEN-001').innerText()).toContain('tokenType must be "Bearer"');
     await page.screenshot({ path: path.join(shots, 'failures-first.png'), fullPage: true });
     await page.close();

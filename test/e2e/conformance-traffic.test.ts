@@ -205,6 +205,8 @@ describe('the traffic reports of run', () => {
       concurrency: 8,
       settleTimeoutS: 30,
       strictAssumptions: false,
+      // The target's flags as typed, the token as its shell variable: what a reproduction runs with.
+      targetFlags: expect.stringMatching(/^--base-url http:\/\/127\.0\.0\.1:\d+ --sandbox-token "\$SANDBOX_TOKEN"$/),
     });
     expect(run.stdout + JSON.stringify(report.invocation)).not.toContain(SANDBOX_TOKEN);
   });

@@ -7,10 +7,10 @@
  *
  * @tags long
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cli, explain, expectPassed, runSuite, type CliRun } from '../support/conformance-cli.ts';
+import { cli, explain, expectPassed, runSuite, type CliRun, writeProfiles } from '../support/conformance-cli.ts';
 import { freePort } from '../support/mutating-proxy.ts';
 import type { Check } from '../../conformance/runner/check-definition.ts';
 import { CLAUSE_REGISTER_VERSION } from '../../conformance/core/clauses.ts';
@@ -294,19 +294,7 @@ describe('selection, exit statuses and targets without a sandbox', () => {
   });
 
   it('with --config profiles, runs what the profiles allow and skips what needs the sandbox', async () => {
-    const a = await t.organisation();
-    const b = await t.organisation();
-    const file = path.join(full.dir, 'profiles.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        profiles: [a, b].map((o, i) => ({
-          name: `org${i}`,
-          ...o.apiKeys.test,
-          webhookSigningSecret: o.webhookSigningSecret,
-        })),
-      }),
-    );
+    const file = writeProfiles(path.join(full.dir, 'profiles.json'), [await t.organisation(), await t.organisation()]);
     const run = await runSuite([
       '--base-url',
       t.url,

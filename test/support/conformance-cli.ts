@@ -3,7 +3,7 @@
  * and reads back its JSON report.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
+import { mkdtempSync, readFileSync, existsSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect } from 'vitest';
@@ -160,4 +160,22 @@ export function expectPassed(run: CliRun): ReportResult[] {
   if (run.code === 2 && late.length > 0 && late.length === errors.length) return late;
   expect(run.code, explain(run)).toBe(0);
   return [];
+}
+
+/** Writes a --config file of organisation profiles, one per organisation, named org0, org1...; gives its path. */
+export function writeProfiles(
+  file: string,
+  orgs: ReadonlyArray<{ apiKeys: { test: { clientId: string; clientSecret: string } }; webhookSigningSecret: string }>,
+): string {
+  writeFileSync(
+    file,
+    JSON.stringify({
+      profiles: orgs.map((o, i) => ({
+        name: `org${i}`,
+        ...o.apiKeys.test,
+        webhookSigningSecret: o.webhookSigningSecret,
+      })),
+    }),
+  );
+  return file;
 }

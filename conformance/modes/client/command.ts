@@ -19,6 +19,8 @@ import { checkDriverModule, type DriverSpec, describeDriver, OPERATION_TIMEOUT_M
 import { type DriverFactory, OPERATIONS } from './protocol.ts';
 
 export interface ClientOptions {
+  /** The target's flags as given, secrets as shell variables (invocation.targetFlags). */
+  targetFlags?: string;
   baseUrl: string;
   sandboxToken?: string;
   adapter?: string | TargetAdapter;
@@ -166,6 +168,7 @@ export async function executeClient(options: ClientOptions, out: Output): Promis
         strictAssumptions: strict,
         invocation: {
           command: 'client',
+          ...(options.targetFlags !== undefined ? { targetFlags: options.targetFlags } : {}),
           ...(options.only !== undefined ? { only: options.only } : {}),
           seed,
           concurrency,

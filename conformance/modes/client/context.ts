@@ -62,6 +62,8 @@ export class Scenario {
     readonly service: ScriptedService,
     private readonly driver: DriverSession,
     private readonly redactor: Redactor,
+    /** What the evidence calls it: the check that scripted it, or the shared scenario's name; and the run's seed. */
+    readonly label: { name: string; seed: number },
   ) {}
 
   get requests(): readonly Recorded[] {
@@ -150,8 +152,9 @@ export class Scenario {
       strays > 0
         ? ` (and ${strays} that reached the service's port outside PAYMENT_BASE_URL, not judged: a client keeps the path of its base URL)`
         : '';
+    const { name, seed } = this.label;
     return {
-      request: `operations asked of the driver:\n${request}`,
+      request: `scenario: ${name}, seed ${seed}: repro (or client --only with --seed ${seed}) plays it again on a fresh scripted service\noperations asked of the driver:\n${request}`,
       response: `the requests the client sent, in order${elsewhere}`,
       curl,
     };
@@ -245,7 +248,7 @@ export class ClientRun {
     let made = this.shared.get(name);
     if (!made) {
       made = (async () => {
-        const s = await this.start(script);
+        const s = await this.start(script, name);
         try {
           await body(s);
         } finally {
@@ -258,7 +261,7 @@ export class ClientRun {
     return made;
   }
 
-  private async start(script: Script): Promise<Scenario> {
+  private async start(script: Script, shared?: string): Promise<Scenario> {
     const org = await this.organisation();
     const service = await startScriptedService(this.settings.baseUrl, script);
     try {
@@ -277,8 +280,10 @@ export class ClientRun {
           operationTimeoutMs: this.settings.operationTimeoutMs,
         },
       );
-      const scenario = new Scenario(org, service, driver, this.redactor);
-      this.started.push({ checkId: currentCheck.getStore() ?? 'unknown', scenario });
+      const checkId = currentCheck.getStore() ?? 'unknown';
+      const name = shared ? `${shared} (shared by the checks that judge it)` : `the one ${checkId} scripts`;
+      const scenario = new Scenario(org, service, driver, this.redactor, { name, seed: this.settings.seed });
+      this.started.push({ checkId, scenario });
       return scenario;
     } catch (error) {
       await service.close();

@@ -50,6 +50,7 @@ export const clientMode: Mode<ClientFlags, ClientRun> = {
     FLAGS.concurrency('scenarios at once, each with a driver of its own', 4),
     FLAGS.seed('what the scenarios draw (amounts) comes from it: the same seed sends the same'),
     FLAGS.strictAssumptions,
+    FLAGS.verbose,
     {
       flags: '--require-capabilities <list>',
       description:
@@ -62,7 +63,7 @@ export const clientMode: Mode<ClientFlags, ClientRun> = {
     },
   ],
   checks: () => createClientRegistry().all(),
-  run: (o, { out }) =>
+  run: (o, { out, targetFlags }) =>
     clientCommand(
       {
         baseUrl: o.baseUrl,
@@ -78,6 +79,7 @@ export const clientMode: Mode<ClientFlags, ClientRun> = {
         strictAssumptions: o.strictAssumptions,
         requireCapabilities: o.requireCapabilities,
         driverEnv: o.driverEnv,
+        targetFlags,
       },
       out,
     ),

@@ -26,6 +26,8 @@ import { ANSWER_LIMIT_MS, ReceiverContext, type ReceiverUnderTest } from './cont
 import { Payments } from './payments.ts';
 
 export interface ReceiverOptions extends ReceiverUnderTest {
+  /** The target's flags as given, secrets as shell variables (invocation.targetFlags). */
+  targetFlags?: string;
   only?: string;
   /** console, json, junit, html (comma-separated); console when not given. */
   reporter?: string;
@@ -165,6 +167,7 @@ export async function executeReceiver(options: ReceiverOptions, out: Output): Pr
         strictAssumptions,
         invocation: {
           command: 'receiver',
+          ...(options.targetFlags !== undefined ? { targetFlags: options.targetFlags } : {}),
           ...(options.only !== undefined ? { only: options.only } : {}),
           ...(options.legacy !== undefined ? { legacy: options.legacy } : {}),
           strictAssumptions,

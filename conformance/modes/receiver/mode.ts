@@ -29,7 +29,12 @@ export const receiverMode: Mode<ReceiverFlags, ReceiverContext> = {
   judges: 'a merchant’s webhook receiver',
   flags: [
     { flags: '--url <url>', description: 'the receiver’s address (its webhookUrl)', required: true },
-    { flags: '--secret <whsec>', description: 'the webhook signing secret the receiver verifies with', required: true },
+    {
+      flags: '--secret <whsec>',
+      description: 'the webhook signing secret the receiver verifies with',
+      required: true,
+      secret: '$WEBHOOK_SECRET',
+    },
     {
       flags: '--legacy <mode>',
       description:
@@ -48,13 +53,14 @@ export const receiverMode: Mode<ReceiverFlags, ReceiverContext> = {
       flags: '--client-id <id>',
       description: 'with --base-url: an API key of the receiver’s organisation (the payments are its own)',
     },
-    { flags: '--client-secret <secret>', description: 'with --base-url: that key’s secret' },
+    { flags: '--client-secret <secret>', description: 'with --base-url: that key’s secret', secret: '$CLIENT_SECRET' },
     FLAGS.settleTimeout('with --base-url: how long a payment is awaited to complete'),
     FLAGS.strictAssumptions,
+    FLAGS.verbose,
   ],
   // Every check, with the legacy check as it reads when --legacy is not given.
   checks: () => receiverChecks({}),
-  run: (o, { out }) => {
+  run: (o, { out, targetFlags }) => {
     if (o.legacy !== undefined && o.legacy !== 'accept' && o.legacy !== 'reject')
       throw new SetupError('--legacy must be accept or reject.');
     return receiverCommand(
@@ -72,6 +78,7 @@ export const receiverMode: Mode<ReceiverFlags, ReceiverContext> = {
         clientSecret: o.clientSecret,
         settleTimeoutS: o.settleTimeout,
         strictAssumptions: o.strictAssumptions,
+        targetFlags,
       },
       out,
     );

@@ -28,6 +28,8 @@ import { runChecks } from './run-checks.ts';
 import { receiverTls } from './tls.ts';
 
 export interface RunOptions {
+  /** The target's flags as given, secrets as shell variables (invocation.targetFlags). */
+  targetFlags?: string;
   baseUrl: string;
   sandboxToken?: string;
   config?: string;
@@ -372,6 +374,7 @@ async function runWith(
       }),
       invocation: {
         command: 'run',
+        ...(options.targetFlags !== undefined ? { targetFlags: options.targetFlags } : {}),
         ...(options.only !== undefined ? { only: options.only } : {}),
         seed: run.settings.explore.seed,
         explore:

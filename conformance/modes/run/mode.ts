@@ -147,6 +147,7 @@ export const runMode: Mode<RunFlags, CheckContext> = {
     FLAGS.reporter,
     FLAGS.out('run'),
     FLAGS.strictAssumptions,
+    FLAGS.verbose,
     T.receiverHost,
     T.receiverPort,
     T.receiverPublicUrl,
@@ -182,7 +183,7 @@ export const runMode: Mode<RunFlags, CheckContext> = {
   ],
   checks: () => createRegistry().all(),
   also: [replayMode],
-  run: (o, { isDefault, out }) =>
+  run: (o, { isDefault, out, targetFlags }) =>
     runCommand(
       {
         baseUrl: o.baseUrl,
@@ -207,6 +208,7 @@ export const runMode: Mode<RunFlags, CheckContext> = {
         concurrency: o.concurrency,
         minCoverage: o.minCoverage,
         minInputCoverage: o.minInputCoverage,
+        targetFlags,
       },
       out,
     ),

@@ -95,6 +95,8 @@ function invocationOf(value: unknown): Invocation | undefined {
     ...(whole(value.concurrency) ? { concurrency: whole(value.concurrency) } : {}),
     ...(typeof value.settleTimeoutS === 'number' ? { settleTimeoutS: value.settleTimeoutS } : {}),
     ...(typeof value.strictAssumptions === 'boolean' ? { strictAssumptions: value.strictAssumptions } : {}),
+    ...(typeof value.targetFlags === 'string' ? { targetFlags: value.targetFlags } : {}),
+    ...(value.legacy === 'accept' || value.legacy === 'reject' ? { legacy: value.legacy } : {}),
   };
   return picked;
 }
