@@ -11,6 +11,7 @@ import type { Answer } from './protocol.ts';
 import { type ClientRun, expectKept, linkBody, type Scenario, sessionBody, type Step } from './context.ts';
 import { envelope, isCreate, isSessionRead, type Plan, type Script } from './service.ts';
 import type { Recorded, Reply } from '../../core/exchange.ts';
+import { repeatProblem } from '../../rules/client.ts';
 
 export type ClientCheck = Check<ClientRun>;
 
@@ -41,10 +42,6 @@ export function totalsOf(seed: number): number[] {
 }
 /** How long a paid session may take to read completed on the target (--settle-timeout's default). */
 export const SETTLE_TIMEOUT_MS = DEFAULT_SETTLE_TIMEOUT_S * 1000;
-/** Less than this between tries, on average, is no backoff. */
-export const MIN_BACKOFF_MS = 50;
-/** Most attempts a client may make of one create that keeps failing before it is hammering the service. */
-export const MOST_ATTEMPTS = 10;
 /** The Retry-After of CLIENT-017's 429, in seconds. */
 export const RETRY_AFTER_S = 2;
 
@@ -142,24 +139,6 @@ export const idOf = (body: string | undefined): string | undefined => {
     return undefined;
   }
 };
-const sameJson = (a: string, b: string) => {
-  try {
-    return JSON.stringify(sortKeys(JSON.parse(a))) === JSON.stringify(sortKeys(JSON.parse(b)));
-  } catch {
-    return a === b;
-  }
-};
-function sortKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortKeys);
-  if (value && typeof value === 'object')
-    return Object.fromEntries(
-      Object.keys(value)
-        .sort()
-        .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
-    );
-  return value;
-}
-
 /** A session created through the client, for a check about something else: its id. */
 export async function createdId(s: Scenario): Promise<string> {
   const answer = await s.ask({ op: 'createSession', body: sessionBody() });
@@ -194,14 +173,11 @@ export function judgeRepeats(s: Scenario, creates: Recorded[], committed: string
   if (!first) return s.fail('The client sent no create.');
   const key = first.headers['idempotency-key'];
   for (const again of repeats) {
-    if (!key || again.headers['idempotency-key'] !== key)
-      s.fail(
-        `The client sent the create again (request ${again.seq}) ${key ? `under another Idempotency-Key (${again.headers['idempotency-key'] ?? 'none'})` : 'and the first carried no Idempotency-Key'}: the target may make a second payment.`,
-      );
-    if (!sameJson(again.body, first.body))
-      s.fail(
-        `The client sent the create again (request ${again.seq}) with another body under the same key: the target answers idempotency_error.`,
-      );
+    const problem = repeatProblem(
+      { key, body: first.body },
+      { key: again.headers['idempotency-key'], body: again.body },
+    );
+    if (problem) s.fail(`The client sent the create again (request ${again.seq}) ${problem}.`);
   }
   const value = valueIn(last(s).answer);
   if (value && committed !== undefined && value.id !== committed)
