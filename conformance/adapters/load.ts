@@ -9,6 +9,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CAPABILITIES, CAPABILITY_METHODS, type Capability, type TargetAdapter } from '../core/adapter.ts';
 import { SetupError } from '../core/outcome.ts';
+import type { TrafficEntry } from '../core/traffic.ts';
 import { sandboxAdapter } from './sandbox.ts';
 
 /** A module given on the command line: a file, or a package name resolved from `cwd` as the user's own code would. */
@@ -84,11 +85,16 @@ export function baseUrlOf(text: string): string {
 export async function targetAdapter(
   options: { sandboxToken?: string | undefined; adapter?: string | TargetAdapter | undefined },
   baseUrl: string,
+  /** The built-in sandbox adapter's calls, for the traffic reports. */
+  record?: (entry: TrafficEntry) => void,
 ): Promise<{ adapter: TargetAdapter; name: string } | undefined> {
   if (options.adapter !== undefined && options.sandboxToken !== undefined)
     throw new SetupError('--adapter and --sandbox-token both name the way to the target: give one.');
   if (options.sandboxToken !== undefined)
-    return { adapter: sandboxAdapter({ baseUrl, token: options.sandboxToken }), name: 'sandbox' };
+    return {
+      adapter: sandboxAdapter({ baseUrl, token: options.sandboxToken, ...(record ? { record } : {}) }),
+      name: 'sandbox',
+    };
   if (typeof options.adapter === 'string')
     return { adapter: await loadAdapter(options.adapter, baseUrl), name: options.adapter };
   if (options.adapter !== undefined) return { adapter: checkAdapter(options.adapter, 'adapter'), name: 'adapter' };

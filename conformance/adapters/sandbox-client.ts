@@ -5,6 +5,7 @@
  */
 import type { paths } from '@payment-service/contract/sandbox';
 import createClient, { type Client } from 'openapi-fetch';
+import type { TrafficEntry } from '../core/traffic.ts';
 
 export type SandboxClient = Client<paths>;
 
@@ -14,6 +15,8 @@ export interface SandboxClientOptions {
   token: string;
   /** Give up on a call after this long (default 20 s). */
   timeoutMs?: number;
+  /** Each call with its answer, for the traffic reports: a record of the run holds its sandbox calls too. */
+  record?: (entry: TrafficEntry) => void;
 }
 
 export function createSandboxClient(options: SandboxClientOptions): SandboxClient {
@@ -21,11 +24,38 @@ export function createSandboxClient(options: SandboxClientOptions): SandboxClien
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     headers: { authorization: `Bearer ${options.token}` },
   });
+  const sent = new WeakMap<Request, { startedAt: number; body: string | undefined }>();
+  const record = options.record;
   client.use({
-    onRequest: ({ request }) =>
-      new Request(request, {
+    onRequest: async ({ request }) => {
+      const timed = new Request(request, {
         signal: AbortSignal.any([request.signal, AbortSignal.timeout(options.timeoutMs ?? 20_000)]),
-      }),
+      });
+      if (record) sent.set(timed, { startedAt: Date.now(), body: (await timed.clone().text()) || undefined });
+      return timed;
+    },
+    onResponse: async ({ request, response }) => {
+      const began = sent.get(request);
+      if (!record || !began) return undefined;
+      record({
+        kind: 'api',
+        checkId: 'adapter',
+        startedAt: began.startedAt,
+        durationMs: Date.now() - began.startedAt,
+        request: {
+          method: request.method,
+          url: request.url,
+          headers: Object.fromEntries(request.headers),
+          body: began.body,
+        },
+        response: {
+          status: response.status,
+          headers: Object.fromEntries(response.headers),
+          body: await response.clone().text(),
+        },
+      });
+      return undefined;
+    },
   });
   return client;
 }

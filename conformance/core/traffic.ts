@@ -4,6 +4,7 @@
  * redacted: the reporters redact at writing time, when the run's redactor has seen every
  * secret of the run (a token issued late in a run may appear in an early exchange's answer).
  */
+import { createHash } from 'node:crypto';
 import type { Redactor } from './redact.ts';
 
 /**
@@ -45,4 +46,47 @@ export interface Traffic {
 
 export function byStart(entries: TrafficEntry[]): TrafficEntry[] {
   return entries.sort((a, b) => a.startedAt - b.startedAt);
+}
+
+/** What the traffic reports write beside an entry, no secret among it, so that a reader can tell credentials apart. */
+export interface Credentials {
+  /** The clientId the request's credentials belong to (a clientId is no secret). */
+  client?: string;
+  /**
+   * A fingerprint of the token the request carries, or a token request's answer issued: the
+   * start of its SHA-256, which tells tokens apart and gives none away.
+   */
+  token?: string;
+}
+
+export const tokenFingerprint = (token: string): string =>
+  createHash('sha256').update(token).digest('hex').slice(0, 12);
+
+/**
+ * Whose credentials each exchange carries: a token request names its clientId, and a token
+ * its answer issued names it on the requests that carry the token. The traffic reports
+ * write it beside each entry (`_client`, `_token`), since they show every token by a
+ * placeholder, so that a reader of the file (`traffic`) can still tell clients and tokens apart.
+ */
+export function credentialsOf(entries: readonly TrafficEntry[]): Map<TrafficEntry, Credentials> {
+  const owners = new Map<string, string>();
+  const found = new Map<TrafficEntry, Credentials>();
+  for (const e of entries) {
+    const { pathname } = URL.canParse(e.request.url) ? new URL(e.request.url) : { pathname: '' };
+    if (e.request.method === 'POST' && pathname.endsWith('/api/token')) {
+      const client = new URLSearchParams(e.request.body ?? '').get('clientId') ?? undefined;
+      const token = e.response?.status === 200 ? /"accessToken"\s*:\s*"([^"]+)"/.exec(e.response.body)?.[1] : undefined;
+      if (token && client) owners.set(token, client);
+      if (client || token)
+        found.set(e, { ...(client ? { client } : {}), ...(token ? { token: tokenFingerprint(token) } : {}) });
+      continue;
+    }
+    const bearer = /^Bearer\s+(\S+)$/i.exec(
+      Object.entries(e.request.headers).find(([name]) => name.toLowerCase() === 'authorization')?.[1] ?? '',
+    )?.[1];
+    if (!bearer) continue;
+    const owner = owners.get(bearer);
+    found.set(e, { ...(owner ? { client: owner } : {}), token: tokenFingerprint(bearer) });
+  }
+  return found;
 }

@@ -10,7 +10,7 @@ import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
 import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
-import type { TrafficEntry, TrafficKind } from '../core/traffic.ts';
+import { type Credentials, credentialsOf, type TrafficEntry, type TrafficKind } from '../core/traffic.ts';
 import { TOOL_VERSION } from '../core/version.ts';
 import type { ReporterRecord } from './reporter.ts';
 
@@ -52,6 +52,10 @@ export interface HarEntry {
   _error?: string;
   /** client: who gave the client its answer. */
   _answeredBy?: string;
+  /** The clientId the request's credentials belong to, when the traffic shows it (core/traffic.ts, credentialsOf). */
+  _client?: string;
+  /** A fingerprint of the token the request carries or its answer issued (no secret: core/traffic.ts). */
+  _token?: string;
 }
 
 export interface Har {
@@ -62,7 +66,7 @@ const headerOf = (headers: Record<string, string>, name: string) =>
   Object.entries(headers).find(([n]) => n.toLowerCase() === name)?.[1];
 
 /** One exchange as a HAR entry, every secret replaced by its placeholder ($TOKEN, $CLIENT_SECRET...). */
-export function harEntry(e: TrafficEntry, redactor: Redactor): HarEntry {
+export function harEntry(e: TrafficEntry, redactor: Redactor, credentials: Credentials = {}): HarEntry {
   const url = redactor.text(e.request.url);
   const headers = (h: Record<string, string>) => redactor.headers(h).map(([name, value]) => ({ name, value }));
   const time = Math.max(0, e.durationMs ?? 0);
@@ -114,15 +118,18 @@ export function harEntry(e: TrafficEntry, redactor: Redactor): HarEntry {
     _kind: e.kind,
     ...(e.error !== undefined ? { _error: redactor.text(e.error) } : {}),
     ...(e.answeredBy !== undefined ? { _answeredBy: e.answeredBy } : {}),
+    ...(credentials.client !== undefined ? { _client: credentials.client } : {}),
+    ...(credentials.token !== undefined ? { _token: credentials.token } : {}),
   };
 }
 
 export function harOf(entries: readonly TrafficEntry[], redactor: Redactor): Har {
+  const credentials = credentialsOf(entries);
   return {
     log: {
       version: '1.2',
       creator: { name: 'payment-conformance', version: TOOL_VERSION },
-      entries: entries.map((e) => harEntry(e, redactor)),
+      entries: entries.map((e) => harEntry(e, redactor, credentials.get(e))),
     },
   };
 }
@@ -132,12 +139,13 @@ export function writeHarReport(entries: readonly TrafficEntry[], redactor: Redac
   const file = path.join(dir, 'conformance.har');
   // Written an entry at a time, so that tens of thousands of them are never one string; compact,
   // since HAR readers need no indentation. The same document as JSON.stringify(harOf(...)).
+  const credentials = credentialsOf(entries);
   const fd = openSync(file, 'w');
   try {
     const head = JSON.stringify({ version: '1.2', creator: { name: 'payment-conformance', version: TOOL_VERSION } });
     writeSync(fd, `{"log":${head.slice(0, -1)},"entries":[`);
     for (const [i, e] of entries.entries())
-      writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(harEntry(e, redactor))}`);
+      writeSync(fd, `${i === 0 ? '' : ','}${JSON.stringify(harEntry(e, redactor, credentials.get(e)))}`);
     writeSync(fd, ']}}\n');
   } finally {
     closeSync(fd);

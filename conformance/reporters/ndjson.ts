@@ -6,7 +6,7 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import type { Redactor } from '../core/redact.ts';
-import type { TrafficEntry } from '../core/traffic.ts';
+import { credentialsOf, type TrafficEntry } from '../core/traffic.ts';
 import { harEntry } from './har.ts';
 import type { ReporterRecord } from './reporter.ts';
 
@@ -14,9 +14,10 @@ export function writeNdjsonReport(entries: readonly TrafficEntry[], redactor: Re
   mkdirSync(dir, { recursive: true });
   const file = path.join(dir, 'conformance.ndjson');
   // A line at a time: tens of thousands of them are never one string.
+  const credentials = credentialsOf(entries);
   const fd = openSync(file, 'w');
   try {
-    for (const e of entries) writeSync(fd, `${JSON.stringify(harEntry(e, redactor))}\n`);
+    for (const e of entries) writeSync(fd, `${JSON.stringify(harEntry(e, redactor, credentials.get(e)))}\n`);
   } finally {
     closeSync(fd);
   }

@@ -64,12 +64,16 @@ export function unixSecondsProblem(d: SignedDelivery, clockMovedS: number): stri
 
 /**
  * Why the digest does not verify with the secret over the raw body, if it does not. The
- * verifier's own age limit is widened to ten minutes: t's age is judged on its own
+ * verifier's own age limit is widened to ten minutes, counted from the delivery's arrival
+ * (a recorded one is judged as it was then): t's age is judged on its own
  * (unixSecondsProblem, and the checks of the sender's clock).
  */
 export function digestProblem(d: SignedDelivery, secret: string): string | undefined {
   try {
-    verifyWebhook(d.raw, String(headerOf(d)), secret, { toleranceSeconds: 600 });
+    verifyWebhook(d.raw, String(headerOf(d)), secret, {
+      toleranceSeconds: 600,
+      now: Math.floor(d.receivedAt / 1000),
+    });
     return undefined;
   } catch (error) {
     return error instanceof WebhookVerificationError ? `${error.name}: ${error.message}` : String(error);

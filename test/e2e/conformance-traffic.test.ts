@@ -136,7 +136,8 @@ describe('the traffic reports of run', () => {
     const har = readHar(run.dir);
     expect(har.log.version).toBe('1.2');
     expect(har.log.creator).toEqual({ name: 'payment-conformance', version: VERSION });
-    const checks = new Set([...run.report!.results.map((r) => r.id), 'PREFLIGHT']);
+    // `adapter`: the sandbox adapter's own calls to the target, which the report holds too.
+    const checks = new Set([...run.report!.results.map((r) => r.id), 'PREFLIGHT', 'adapter']);
     for (const e of har.log.entries) {
       expect(checks, e._checkId).toContain(e._checkId);
       expect(new Date(e.startedDateTime).toISOString()).toBe(e.startedDateTime);
@@ -150,7 +151,10 @@ describe('the traffic reports of run', () => {
     }
     // Every API request the target saw is an entry, and every API entry a request it saw,
     // but the reachability probe made before the run, which no check judges.
-    const api = har.log.entries.filter((e) => e._kind === 'api');
+    const adapterCalls = har.log.entries.filter((e) => e._checkId === 'adapter');
+    expect(adapterCalls.length).toBeGreaterThan(0);
+    for (const e of adapterCalls) expect(new URL(e.request.url).pathname).toMatch(/^\/sandbox\//);
+    const api = har.log.entries.filter((e) => e._kind === 'api' && e._checkId !== 'adapter');
     const local = (url: string) => url.slice(broken.url.length);
     const probe = 'GET /api/checkout-sessions/cs_conformance_preflight';
     expect(sent).toContain(probe);
@@ -247,7 +251,7 @@ describe('replay', () => {
       seed: run.report!.invocation!.seed,
       explore: { seconds: 0 },
     });
-    expect(readHar(again.out).log.entries.every((e) => e._checkId === 'TOKEN-002')).toBe(true);
+    expect(readHar(again.out).log.entries.every((e) => ['TOKEN-002', 'adapter'].includes(e._checkId))).toBe(true);
     // Nothing failed in the replay's own report: replaying it has nothing to do.
     const nothing = await cli(['replay', path.join(again.out, 'conformance.json'), '--base-url', t.url]);
     expect(nothing.code).toBe(0);

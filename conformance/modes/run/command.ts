@@ -26,6 +26,7 @@ import { runTraffic } from './traffic.ts';
 import { CaptureReceiver } from './capture-receiver.ts';
 import { runChecks } from './run-checks.ts';
 import { receiverTls } from './tls.ts';
+import type { TrafficEntry } from '../../core/traffic.ts';
 
 export interface RunOptions {
   /** The target's flags as given, secrets as shell variables (invocation.targetFlags). */
@@ -170,9 +171,16 @@ interface Adapted {
   name: string;
   /** Set once the run exists: the manual adapter reads payments back through it. */
   attach?(run: RunContext): void;
+  /** The adapter's own calls to the target, when it records them (the sandbox adapter). */
+  calls?: readonly TrafficEntry[];
 }
 
-async function chooseAdapter(options: RunOptions, baseUrl: string, out: Output): Promise<Adapted> {
+async function chooseAdapter(
+  options: RunOptions,
+  baseUrl: string,
+  out: Output,
+  record: (entry: TrafficEntry) => void,
+): Promise<Adapted> {
   if (options.adapter === 'manual' && options.sandboxToken === undefined) {
     let run: RunContext | undefined;
     const adapter = manualAdapter({
@@ -184,7 +192,7 @@ async function chooseAdapter(options: RunOptions, baseUrl: string, out: Output):
     return { adapter, name: 'manual', attach: (r) => (run = r) };
   }
   return (
-    (await targetAdapter(options, baseUrl)) ?? {
+    (await targetAdapter(options, baseUrl, record)) ?? {
       adapter: { capabilities: [] },
       name: options.config ? 'config' : 'none',
     }
@@ -259,7 +267,12 @@ export async function execute(options: RunOptions, out: Output): Promise<RunOutc
   if (checks.length === 0) throw new SetupError(`--explore 0 turns off every check --only ${options.only} selects.`);
   await preflight(baseUrl, options.sandboxToken);
 
-  const chosen = await chooseAdapter(options, baseUrl, out);
+  // The sandbox adapter's calls are traffic with the target too: its reports hold them.
+  const adapterCalls: TrafficEntry[] = [];
+  const chosen: Adapted = {
+    ...(await chooseAdapter(options, baseUrl, out, (entry) => adapterCalls.push(entry))),
+    calls: adapterCalls,
+  };
   try {
     const lacking = required.filter((c) => !chosen.adapter.capabilities.includes(c));
     if (lacking.length > 0) {
@@ -389,7 +402,7 @@ async function runWith(
     results,
     options.out,
     {
-      entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl),
+      entries: () => runTraffic(run.exchanges, receiver.everything(), receiver.publicUrl, chosen.calls),
       redactor: run.redactor,
     },
   );

@@ -42,6 +42,15 @@ export function deliveryEntry(d: Received, receiverUrl: string): TrafficEntry {
 }
 
 /** The traffic of `run`: its exchanges with the target and the deliveries its receiver took, in the order they began. */
-export function runTraffic(exchanges: readonly Exchange[], deliveries: readonly Received[], receiverUrl: string) {
-  return byStart([...exchanges.map(exchangeEntry), ...deliveries.map((d) => deliveryEntry(d, receiverUrl))]);
+export function runTraffic(
+  exchanges: readonly Exchange[],
+  deliveries: readonly Received[],
+  receiverUrl: string,
+  adapterCalls: readonly TrafficEntry[] = [],
+) {
+  return byStart([
+    ...exchanges.map(exchangeEntry),
+    ...deliveries.map((d) => deliveryEntry(d, receiverUrl)),
+    ...adapterCalls,
+  ]);
 }
