@@ -321,9 +321,21 @@ function configurationPage(): string {
 
 /** The size of the suite, for the README: how many checks each command has and what they cover. */
 function countsLine(): string {
-  const [run, receiver, client] = modes();
+  const [run, receiver, client, traffic] = modes();
   const { checkable, notCheckable } = traceability();
-  return `${CLAUSES.length} clauses of the document ([docs/clauses.md](docs/clauses.md)): ${checkable} judged by checks, ${notCheckable} not checkable from outside. ${run!.checks.length} checks of \`run\`, ${receiver!.checks.length} of \`receiver\` and ${client!.checks.length} of \`client\` ([docs/checks.md](docs/checks.md)).`;
+  return `${CLAUSES.length} clauses of the document ([docs/clauses.md](docs/clauses.md)): ${checkable} judged by checks, ${notCheckable} not checkable from outside. ${run!.checks.length} checks of \`run\`, ${receiver!.checks.length} of \`receiver\`, ${client!.checks.length} of \`client\` and ${traffic!.checks.length} of \`traffic\` ([docs/checks.md](docs/checks.md)).`;
+}
+
+/** By section of the document: the clauses the traffic checks judge from recorded traffic, and the others. */
+function trafficClausesTable(): string {
+  const traffic = modes().find((m) => m.command === 'traffic')!;
+  const judged = new Set(traffic.checks.flatMap((c) => c.clauses));
+  const rows = [...new Set(CLAUSES.map((c) => c.section))].map((section) => {
+    const all = CLAUSES.filter((c) => c.section === section);
+    const ids = (list: typeof all) => list.map((c) => `[\`${c.id}\`](docs/clauses.md#${c.id})`).join(', ') || '—';
+    return [section, ids(all.filter((c) => judged.has(c.id))), ids(all.filter((c) => !judged.has(c.id)))];
+  });
+  return table(['section', 'judged from traffic', 'not judged from traffic'], rows);
 }
 
 /**
@@ -385,6 +397,7 @@ const tables: Array<{ readme: string; name: string; render: () => string }> = [
   { readme: 'server/README.md', name: 'flags', render: () => flagsTable(serverProgram(), true) },
   { readme: 'server/README.md', name: 'sandbox', render: sandboxTable },
   { readme: 'conformance/README.md', name: 'counts', render: countsLine },
+  { readme: 'conformance/README.md', name: 'traffic-clauses', render: trafficClausesTable },
   {
     readme: 'client/README.md',
     name: 'methods',

@@ -5,7 +5,7 @@
  * report names anyway): tokens, adapters and profiles are secrets or belong to a machine, and
  * are given again to `replay`.
  */
-export type Command = 'run' | 'receiver' | 'client';
+export type Command = 'run' | 'receiver' | 'client' | 'traffic';
 
 export interface Invocation {
   command: Command;

@@ -21,6 +21,7 @@ export const DEFAULT_OUT = {
   client: 'reports/client',
   replay: 'reports/replay',
   repro: 'reports/repro',
+  traffic: 'reports/traffic',
 } as const;
 
 /** --concurrency: checks at once, a whole number of at least 1. */

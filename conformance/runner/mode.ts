@@ -1,9 +1,9 @@
 /**
  * A command of `payment-conformance` as one record: its name, the words of its help, its
- * flags, and how it runs. A mode (run, receiver, client) is a command that judges checks of
- * its own. The program (program.ts) is built from the records, listed once (modes.ts), so
- * that a new mode is a folder that exports its record, not an edit of the code that
- * dispatches to it.
+ * flags, and how it runs. A mode (run, receiver, client, traffic) is a command that judges
+ * checks of its own. The program (program.ts) is built from the records, listed once
+ * (modes.ts), so that a new mode is a folder that exports its record, not an edit of the
+ * code that dispatches to it.
  */
 import type { Output } from '../core/outcome.ts';
 import type { RegisteredCheck } from './check-definition.ts';

@@ -1,6 +1,7 @@
 /**
- * What every mode (`run`, `receiver`, `client`) does with its results alike: the reporters
- * it may be given, the report it makes of them, the files it writes, and the exit status.
+ * What every mode (`run`, `receiver`, `client`, `traffic`) does with its results alike: the
+ * reporters it may be given, the report it makes of them, the files it writes, and the exit
+ * status.
  */
 import path from 'node:path';
 import type { Capability } from '../core/adapter.ts';

@@ -35,7 +35,7 @@ beforeAll(async () => {
       const [id, level, ...rest] = line.split(/\s{2,}/);
       return { id: id!, level: level!, rule: rest[0]!, title: rest.slice(1).join('  ') };
     });
-  listed = listedAll.filter((c) => !c.id.startsWith('RCV-') && !c.id.startsWith('CLIENT-'));
+  listed = listedAll.filter((c) => !/^(RCV|CLIENT|TRAFFIC)-/.test(c.id));
   full = await runSuite([
     '--base-url',
     t.url,
@@ -196,15 +196,20 @@ describe('payment-conformance list', () => {
     expect(parsed.tool.clauseRegisterVersion).toBe(CLAUSE_REGISTER_VERSION);
     expect(parsed.checks.map((c) => [c.id, c.level])).toEqual(listedAll.map((c) => [c.id, c.level]));
     for (const c of parsed.checks) expect(c.clauses.join(', '), c.id).toBe(listedAll.find((l) => l.id === c.id)!.rule);
-    // The receiver's and the client's checks are listed too, each saying which command runs it.
+    // The receiver's, the client's and the traffic's checks are listed too, each saying which command runs it.
     const commands = new Map(parsed.checks.map((c) => [c.id, c.command]));
     expect(listedAll.filter((c) => c.id.startsWith('RCV-')).length).toBeGreaterThan(10);
     expect(listedAll.filter((c) => c.id.startsWith('CLIENT-')).length).toBeGreaterThan(10);
-    for (const [id, command] of commands)
-      expect([id, command]).toEqual([
-        id,
-        id.startsWith('RCV-') ? 'receiver' : id.startsWith('CLIENT-') ? 'client' : 'run',
-      ]);
+    expect(listedAll.filter((c) => c.id.startsWith('TRAFFIC-')).length).toBeGreaterThan(10);
+    const commandOf = (id: string) =>
+      id.startsWith('RCV-')
+        ? 'receiver'
+        : id.startsWith('CLIENT-')
+          ? 'client'
+          : id.startsWith('TRAFFIC-')
+            ? 'traffic'
+            : 'run';
+    for (const [id, command] of commands) expect([id, command]).toEqual([id, commandOf(id)]);
     const version = await cli(['--version']);
     expect(version.stdout.trim()).toBe(parsed.tool.version);
     expect(version.code).toBe(0);

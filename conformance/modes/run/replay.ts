@@ -82,7 +82,7 @@ export function readReport(file: string): ReportRead {
 
 /** A report's `invocation`, each field taken only when it has its type (a hand-edited report may not). */
 function invocationOf(value: unknown): Invocation | undefined {
-  if (!isObject(value) || !['run', 'receiver', 'client'].includes(String(value.command))) return undefined;
+  if (!isObject(value) || !['run', 'receiver', 'client', 'traffic'].includes(String(value.command))) return undefined;
   const whole = (v: unknown) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? v : undefined);
   const explore = isObject(value.explore) ? value.explore : {};
   const cases = whole(explore.cases);
