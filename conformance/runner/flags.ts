@@ -22,6 +22,7 @@ export const DEFAULT_OUT = {
   replay: 'reports/replay',
   repro: 'reports/repro',
   traffic: 'reports/traffic',
+  proxy: 'reports/proxy',
 } as const;
 
 /** --concurrency: checks at once, a whole number of at least 1. */

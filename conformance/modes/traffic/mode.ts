@@ -4,6 +4,7 @@ import type { Mode } from '../../runner/mode.ts';
 import { trafficChecks } from './checks/index.ts';
 import { trafficCommand } from './command.ts';
 import type { TrafficRun } from './context.ts';
+import { proxyCommand } from './proxy.ts';
 
 interface TrafficFlags {
   har?: string;
@@ -35,6 +36,7 @@ export const trafficMode: Mode<TrafficFlags, TrafficRun> = {
     FLAGS.verbose,
   ],
   checks: trafficChecks,
+  also: [proxyCommand],
   run: (o, { out, targetFlags }) =>
     trafficCommand(
       {
