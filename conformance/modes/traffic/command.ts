@@ -11,7 +11,7 @@ import { outOf, reportersOf, selectChecks } from '../../runner/flags.ts';
 import { judgeAll } from '../../runner/judge.ts';
 import { type Reported, Reporting } from '../../runner/reporting.ts';
 import { createTrafficRegistry } from './checks/index.ts';
-import { TrafficRun } from './context.ts';
+import { jsonOf, TrafficRun } from './context.ts';
 import { type Observed, readHar, readNdjson } from './read.ts';
 
 export interface TrafficOptions {
@@ -46,6 +46,17 @@ export async function judgeTraffic(
   const checks = selectChecks(createTrafficRegistry(), options.only);
   const redactor = options.redactor ?? new Redactor();
   redactor.remember(options.webhookSecret, '$WEBHOOK_SECRET');
+  // A recording holds credentials by value (a browser's HAR does): every one is known
+  // before anything is judged, so that no reason or evidence shows it.
+  for (const { entry } of observed) {
+    const type = entry.request.headers['content-type'] ?? '';
+    const form = /x-www-form-urlencoded/i.test(type)
+      ? Object.fromEntries(new URLSearchParams(entry.request.body ?? ''))
+      : undefined;
+    redactor.rememberFromRequest(entry.request.headers, form);
+    redactor.rememberFromJson(jsonOf(entry.request.body));
+    redactor.rememberFromJson(jsonOf(entry.response?.body));
+  }
   const run = new TrafficRun(observed, options.webhookSecret, options.source);
   const strictAssumptions = options.strictAssumptions ?? false;
   const reporting = new Reporting(reporters, out, checks.length, strictAssumptions);
