@@ -38,12 +38,12 @@ let total: number;
 beforeAll(async () => {
   t = await startTestServer({ webhookPollIntervalMs: 25 });
   const list = await cli(['list']);
-  // The run's checks: list also names the receiver's (RCV-*) and the client's (CLIENT-*),
-  // and these runs leave the exploration out (runSuite's --explore 0).
+  // The run's checks: list also names the receiver's (RCV-*), the client's (CLIENT-*) and
+  // the traffic's (TRAFFIC-*), and these runs leave the exploration out (runSuite's --explore 0).
   total = list.stdout
     .trim()
     .split('\n')
-    .filter((line) => !/^(RCV|CLIENT|EXPL)-/.test(line)).length;
+    .filter((line) => !/^(RCV|CLIENT|TRAFFIC|EXPL)-/.test(line)).length;
 }, paced(60_000));
 afterAll(async () => {
   await t?.close();

@@ -76,7 +76,7 @@ describe.skipIf(!postgresAvailable())('three servers on one PostgreSQL database 
       const listed = (await cli(['list'])).stdout
         .trim()
         .split('\n')
-        .filter((line) => !line.startsWith('RCV-') && !line.startsWith('CLIENT-')).length;
+        .filter((line) => !/^(RCV|CLIENT|TRAFFIC)-/.test(line)).length;
       // The exploration too: its sequences meet a different server at every step.
       const run = await runSuite([
         '--base-url',
