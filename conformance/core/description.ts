@@ -90,6 +90,33 @@ function underAssumption(schema: unknown, error: ErrorObject): boolean {
   return assumedAlong(schema, segments);
 }
 
+/**
+ * The clauses an answer's conformance to the description enforces, by the kind of problem
+ * (contractProblems): every mode that judges answers against the description cites these.
+ */
+export const CONTRACT_CLAUSES = {
+  status: ['conv.success', 'status.200', 'create.ok', 'status.500', 'code.internal'],
+  'content-type': ['conv.response-body'],
+  schema: [
+    'conv.error-body',
+    'err.code',
+    'err.message',
+    'err.param',
+    'err.details-entry',
+    'conv.timestamps',
+    // Each field of the create and read answers, by its documented type.
+    'res.create.id',
+    'res.create.url',
+    'res.create.reference',
+    'res.create.method',
+    'res.create.amount',
+    'res.read.created',
+    'res.read.updated',
+  ],
+  /** Problems with a part the description marks x-assumption: our modelling. */
+  assumption: ['link.endpoints'],
+} as const;
+
 export interface ContractProblem {
   kind: 'status' | 'content-type' | 'schema';
   level: 'must' | 'assumption';

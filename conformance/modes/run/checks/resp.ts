@@ -4,7 +4,12 @@
  * description, and reported as checks of their own. They run after the others.
  */
 import type { CheckContext, RunCheck } from '../context/check-context.ts';
-import { contractProblems, webhookBodyProblems, type ContractProblem } from '../../../core/description.ts';
+import {
+  CONTRACT_CLAUSES,
+  contractProblems,
+  webhookBodyProblems,
+  type ContractProblem,
+} from '../../../core/description.ts';
 import type { Exchange } from '../../../core/exchange.ts';
 import { at, isObject, type JsonObject } from '../../../core/json.ts';
 import { detailsPlacementProblem, docsUrlOf, docUrlProblem } from '../../../rules/errors.ts';
@@ -72,37 +77,28 @@ export const responseChecks: RunCheck[] = [
     'RESP-001',
     'status',
     'must',
-    ['conv.success', 'status.200', 'create.ok', 'status.500', 'code.internal'],
+    CONTRACT_CLAUSES.status,
     'every response has a status documented for its operation (200 on success, creates included; 500 for a service failure)',
   ),
-  responseCheck('RESP-002', 'content-type', 'must', ['conv.response-body'], 'every response body is application/json'),
+  responseCheck(
+    'RESP-002',
+    'content-type',
+    'must',
+    CONTRACT_CLAUSES['content-type'],
+    'every response body is application/json',
+  ),
   responseCheck(
     'RESP-003',
     'schema',
     'must',
-    [
-      'conv.error-body',
-      'err.code',
-      'err.message',
-      'err.param',
-      'err.details-entry',
-      'conv.timestamps',
-      // Each field of the create and read answers, by its documented type.
-      'res.create.id',
-      'res.create.url',
-      'res.create.reference',
-      'res.create.method',
-      'res.create.amount',
-      'res.read.created',
-      'res.read.updated',
-    ],
+    CONTRACT_CLAUSES.schema,
     'every response body matches its documented schema (fields, types, envelope)',
   ),
   responseCheck(
     'RESP-004',
     'any',
     'assumption',
-    ['link.endpoints'],
+    CONTRACT_CLAUSES.assumption,
     'responses match what is our modelling (x-assumption): statuses, content type and body of modelled operations (payment links, legacy transactions), and modelled parts of the other schemas',
   ),
   {

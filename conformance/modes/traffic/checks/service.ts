@@ -4,7 +4,7 @@
  * as the recorded sequences show it. Each applies a shared rule (core/description.ts,
  * rules/) to what the traffic holds; a rule the traffic holds nothing for is not judged.
  */
-import { type ContractProblem, contractProblems } from '../../../core/description.ts';
+import { CONTRACT_CLAUSES, type ContractProblem, contractProblems } from '../../../core/description.ts';
 import { at, isObject } from '../../../core/json.ts';
 import { CheckFailure, CheckSkipped } from '../../../core/outcome.ts';
 import type { Check } from '../../../runner/check-definition.ts';
@@ -104,40 +104,28 @@ const KEY_MEMORY_MS = 24 * 3600 * 1000;
 export const serviceChecks: TrafficCheck[] = [
   {
     id: 'TRAFFIC-001',
-    clauses: ['conv.success', 'status.200', 'create.ok', 'status.500', 'code.internal'],
+    clauses: CONTRACT_CLAUSES.status,
     section: RESPONSES,
     title: 'every answer of the API has a status documented for its operation',
     run: async (run) => answers(run, 'status', 'must'),
   },
   {
     id: 'TRAFFIC-002',
-    clauses: ['conv.response-body'],
+    clauses: CONTRACT_CLAUSES['content-type'],
     section: RESPONSES,
     title: 'every answer body of the API is application/json',
     run: async (run) => answers(run, 'content-type', 'must'),
   },
   {
     id: 'TRAFFIC-003',
-    clauses: [
-      'conv.error-body',
-      'err.code',
-      'err.message',
-      'err.param',
-      'err.details-entry',
-      'conv.timestamps',
-      'res.create.id',
-      'res.create.url',
-      'res.create.reference',
-      'res.create.method',
-      'res.create.amount',
-    ],
+    clauses: CONTRACT_CLAUSES.schema,
     section: RESPONSES,
     title: 'every answer body of the API matches its documented schema (fields, types, envelope)',
     run: async (run) => answers(run, 'schema', 'must'),
   },
   {
     id: 'TRAFFIC-004',
-    clauses: ['link.endpoints'],
+    clauses: CONTRACT_CLAUSES.assumption,
     assumption: 'the shapes the document does not show (payment links, legacy transactions) are our modelling',
     section: RESPONSES,
     title: 'answers match what is our modelling (x-assumption) of the operations the document does not show',
