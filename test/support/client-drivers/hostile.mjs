@@ -15,6 +15,7 @@
 //   daemon           starts a process in a session of its own, its pid written to $SIDE_FILE
 import { spawn } from 'node:child_process';
 import { appendFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
 import { createInterface } from 'node:readline';
 import sdk from '@payment-service/conformance/drivers/sdk';
 
@@ -64,12 +65,22 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (mode === 'big-bodies' && operation.op === 'createSession' && creates++ < 6) {
     token ??= await accessToken();
     const body = JSON.stringify({ ...operation.body, description: 'x'.repeat(50 * 1024 * 1024) });
-    const answer = await fetch(`${base}/api/checkout-sessions`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body,
-    }).catch(() => undefined);
-    write({ id: operation.id, ok: false, error: { code: null, status: answer?.status ?? null, retryable: false } });
+    // Each on a connection of its own: a kept-alive one the service has just closed would lose
+    // the request before it arrives, and the service refuses the body by closing this one.
+    const status = await new Promise((resolve) => {
+      const request = http.request(`${base}/api/checkout-sessions`, {
+        method: 'POST',
+        agent: false,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      });
+      request.on('response', (response) => {
+        response.resume();
+        resolve(response.statusCode);
+      });
+      request.on('error', () => resolve(null));
+      request.end(body);
+    });
+    write({ id: operation.id, ok: false, error: { code: null, status, retryable: false } });
     continue;
   }
   if (mode === 'many' && operation.op === 'readSession') {
