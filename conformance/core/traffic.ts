@@ -32,7 +32,15 @@ export interface TrafficEntry {
     bodySize?: number;
   };
   /** Undefined when no answer came (`error` says why). */
-  response: { status: number; headers: Record<string, string>; body: string } | undefined;
+  response:
+    | {
+        status: number;
+        headers: Record<string, string>;
+        body: string;
+        /** The body's whole size in bytes, when `body` holds only its start (the proxy keeps bodies to --max-body). */
+        bodySize?: number;
+      }
+    | undefined;
   error?: string;
   /** client: who gave the answer (the target, the target's answer edited, or the suite in its place). */
   answeredBy?: string;

@@ -29,7 +29,7 @@ export interface HarEntry {
     cookies: NameValue[];
     headers: NameValue[];
     queryString: NameValue[];
-    postData?: { mimeType: string; text: string; comment?: string };
+    postData?: { mimeType: string; text: string; comment?: string; _cut?: true };
     headersSize: number;
     bodySize: number;
   };
@@ -39,7 +39,7 @@ export interface HarEntry {
     httpVersion: string;
     cookies: NameValue[];
     headers: NameValue[];
-    content: { size: number; mimeType: string; text: string };
+    content: { size: number; mimeType: string; text: string; comment?: string; _cut?: true };
     redirectURL: string;
     headersSize: number;
     bodySize: number;
@@ -88,7 +88,10 @@ export function harEntry(e: TrafficEntry, redactor: Redactor, credentials: Crede
               mimeType: headerOf(e.request.headers, 'content-type') ?? '',
               text: redactor.text(e.request.body),
               ...(e.request.bodySize !== undefined
-                ? { comment: `the first ${Buffer.byteLength(e.request.body)} bytes of ${e.request.bodySize}` }
+                ? {
+                    comment: `the first ${Buffer.byteLength(e.request.body)} bytes of ${e.request.bodySize}`,
+                    _cut: true,
+                  }
                 : {}),
             },
           }
@@ -103,13 +106,17 @@ export function harEntry(e: TrafficEntry, redactor: Redactor, credentials: Crede
       cookies: [],
       headers: answer === undefined ? [] : headers(answer.headers),
       content: {
-        size: answer === undefined ? 0 : Buffer.byteLength(answer.body),
+        // The whole size even when the text is only its start (`_cut`), as HAR means it.
+        size: answer === undefined ? 0 : (answer.bodySize ?? Buffer.byteLength(answer.body)),
         mimeType: (answer && headerOf(answer.headers, 'content-type')) ?? '',
         text: answerText,
+        ...(answer?.bodySize !== undefined
+          ? { comment: `the first ${Buffer.byteLength(answer.body)} bytes of ${answer.bodySize}`, _cut: true }
+          : {}),
       },
       redirectURL: '',
       headersSize: -1,
-      bodySize: answer === undefined ? -1 : Buffer.byteLength(answer.body),
+      bodySize: answer === undefined ? -1 : (answer.bodySize ?? Buffer.byteLength(answer.body)),
     },
     cache: {},
     // Only the whole time is measured: it is the wait, sending and receiving counted in it.

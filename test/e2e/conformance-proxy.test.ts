@@ -4,7 +4,8 @@
  * project's SDK passes; a naive client is caught as its traffic passes and in the verdict;
  * SIGINT writes the reports and exits with the judged status; deliveries under /webhooks/
  * reach the merchant's receiver and are judged as deliveries; past --max-exchanges the
- * oldest exchanges are dropped, and the console says how many.
+ * oldest exchanges are dropped, and the console says how many; bodies cut at --max-body are
+ * marked so in the HAR, and no rule judges them, live or read again.
  *
  * @tags long
  */
@@ -320,5 +321,41 @@ describe.concurrent('payment-conformance proxy', () => {
     expect(harOf(dir).map((e) => new URL(e.request.url).pathname)).toEqual(
       [16, 17, 18, 19, 20].map((i) => `/api/checkout-sessions/cs_missing${i}`),
     );
+  });
+
+  it('marks bodies cut at --max-body in the HAR, and judges none of them, live or read again', async () => {
+    const dir = freshDir();
+    const proxy = await startProxy(['--target', t.url, '--max-body', '64', '--reporter', 'json,har', '--out', dir]);
+    const { clientId, clientSecret } = org.apiKeys.test;
+    const pay = createPaymentClient({ baseUrl: proxy.url, clientId, clientSecret });
+    await pay.createCheckoutSession(session('cut-1'), { idempotencyKey: 'cut-1-key' });
+    const run = await proxy.stop('SIGTERM');
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+
+    const create = harOf(dir).find((e) => new URL(e.request.url).pathname === '/api/checkout-sessions')!;
+    const content = create.response.content as { text: string; size: number; comment?: string; _cut?: boolean };
+    expect(Buffer.byteLength(content.text)).toBe(64);
+    expect(content.size).toBeGreaterThan(64);
+    expect(content).toMatchObject({ comment: `the first 64 bytes of ${content.size}`, _cut: true });
+    expect(create.request.postData?.text).toHaveLength(64);
+
+    // Each body the rules read (the answers' JSON, the create's amount) is cut: not judged, never failed.
+    const live = readJson<JsonReport>(path.join(dir, 'conformance.json'));
+    const reread = freshDir();
+    const again = await cli([
+      'traffic',
+      '--har',
+      path.join(dir, 'conformance.har'),
+      '--reporter',
+      'json',
+      '--out',
+      reread,
+    ]);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    const judged = readJson<JsonReport>(path.join(reread, 'conformance.json'));
+    for (const report of [live, judged]) {
+      expect(statusOf(report, 'TRAFFIC-003')).toBe('skipped');
+      expect(statusOf(report, 'TRAFFIC-038')).toBe('skipped');
+    }
   });
 });

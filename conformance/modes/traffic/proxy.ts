@@ -360,7 +360,11 @@ export async function runProxy(options: ProxyOptions, out: Output): Promise<numb
           body: requestCut ? requestBody.start() : body,
           ...(requestCut ? { bodySize: requestBody.size } : {}),
         },
-        response: answer && { ...answer, body: answerText ?? answerBody.start() },
+        response: answer && {
+          ...answer,
+          body: answerText ?? answerBody.start(),
+          ...(answerBody.whole ? {} : { bodySize: answerBody.size }),
+        },
         ...(error !== undefined ? { error } : {}),
       };
       keep({

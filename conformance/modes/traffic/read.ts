@@ -52,9 +52,14 @@ function headersOf(list: unknown): Record<string, string> {
   return headers;
 }
 
-/** A HAR content's text, decoded when the recorder kept it as base64 (Chromium does for some bodies). */
+/**
+ * A HAR content's text, decoded when the recorder kept it as base64 (Chromium does for some
+ * bodies); undefined when the file holds none, or only its start (`_cut`, which this suite's
+ * writer sets beside a body kept to a limit, such as the proxy's --max-body): a rule must not
+ * judge a cut body as the one sent. The sizes cannot tell it: a redacted text is shorter too.
+ */
 function textOf(content: unknown): string | undefined {
-  if (!isObject(content) || typeof content.text !== 'string') return undefined;
+  if (!isObject(content) || typeof content.text !== 'string' || content._cut === true) return undefined;
   return content.encoding === 'base64' ? Buffer.from(content.text, 'base64').toString('utf8') : content.text;
 }
 
