@@ -32,8 +32,29 @@ const SECRET_FIELDS: Record<string, Placeholder> = {
   accessToken: '$ACCESS_TOKEN',
 };
 
+/**
+ * Past this many known secrets (a proxy before clients that fetch a token per call holds
+ * thousands), a text is searched through an index of them rather than once per secret.
+ */
+const FEW_SECRETS = 64;
+/** The characters a secret is looked up by, at its end: every known secret is at least this long. */
+const TAIL = 6;
+
+type Known = Array<[string, Placeholder]>;
+
+/** The known secrets in the forms a search needs, made again only when a secret is added. */
+interface Index {
+  /** Longest first, so that a secret containing another is replaced whole. */
+  longestFirst: Known;
+  /** By their last TAIL characters, longest first within each. */
+  byTail: Map<string, Known>;
+  /** Those a cut start can be told from (longer than CUT_SECRET), in code-unit order, for prefix search. */
+  sorted: Known;
+}
+
 export class Redactor {
   private readonly secrets = new Map<string, Placeholder>();
+  private index: Index | undefined;
 
   constructor(private readonly sandboxToken?: string) {
     this.remember(sandboxToken, '$SANDBOX_TOKEN');
@@ -41,8 +62,10 @@ export class Redactor {
 
   /** Remembers a secret value, so that it is replaced wherever it appears. */
   remember(value: unknown, placeholder: Placeholder): void {
-    if (typeof value === 'string' && value.length >= 6 && !this.secrets.has(value))
+    if (typeof value === 'string' && value.length >= TAIL && !this.secrets.has(value)) {
       this.secrets.set(value, placeholder);
+      this.index = undefined;
+    }
   }
 
   /** Remembers the values of secret fields anywhere in a JSON value. */
@@ -84,14 +107,29 @@ export class Redactor {
       // A form field's value ends at the next field, space or quote.
       out = out.replace(new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s"']*`, 'g'), `$1${placeholder}`);
     }
-    // Longest first, so that a secret containing another is replaced whole.
-    const known = [...this.secrets].sort((a, b) => b[0].length - a[0].length);
-    for (const [value, placeholder] of known) out = out.split(value).join(placeholder);
+    const index = this.indexed();
+    if (index.longestFirst.length > FEW_SECRETS) return withoutCutStarts(withoutWhole(out, index), index);
+    for (const [value, placeholder] of index.longestFirst) out = out.split(value).join(placeholder);
     // Then what is left of one cut short: a text made before the secret was known, and cut
     // since, holds its start only.
-    for (const [value, placeholder] of known)
+    for (const [value, placeholder] of index.longestFirst)
       if (value.length > CUT_SECRET) out = withoutStart(out, value, placeholder);
     return out;
+  }
+
+  private indexed(): Index {
+    if (this.index) return this.index;
+    const longestFirst = [...this.secrets].sort((a, b) => b[0].length - a[0].length);
+    const byTail = new Map<string, Known>();
+    for (const known of longestFirst) {
+      const tail = known[0].slice(-TAIL);
+      byTail.set(tail, [...(byTail.get(tail) ?? []), known]);
+    }
+    const sorted = longestFirst
+      .filter(([value]) => value.length > CUT_SECRET)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    this.index = { longestFirst, byTail, sorted };
+    return this.index;
   }
 
   /**
@@ -125,4 +163,76 @@ function withoutStart(text: string, secret: string, placeholder: string): string
     from = end;
   }
   return out + text.slice(from);
+}
+
+/**
+ * `text` with every known secret replaced, found by its last characters at each place it
+ * could end: one pass over the text, whatever the number of secrets. Where two overlap, the
+ * one that starts first wins, and of those the longest.
+ */
+function withoutWhole(text: string, index: Index): string {
+  const found: Array<{ start: number; end: number; placeholder: string }> = [];
+  for (let end = TAIL; end <= text.length; end++) {
+    const candidates = index.byTail.get(text.slice(end - TAIL, end));
+    const hit = candidates?.find(([value]) => end >= value.length && text.startsWith(value, end - value.length));
+    if (hit) found.push({ start: end - hit[0].length, end, placeholder: hit[1] });
+  }
+  if (found.length === 0) return text;
+  found.sort((a, b) => a.start - b.start || b.end - a.end);
+  let out = '';
+  let from = 0;
+  for (const f of found) {
+    if (f.start < from) continue;
+    out += `${text.slice(from, f.start)}${f.placeholder}`;
+    from = f.end;
+  }
+  return out + text.slice(from);
+}
+
+/**
+ * `text` with what is left of a known secret cut short (its first CUT_SECRET characters or
+ * more, where a word starts) replaced, found by prefix search among the secrets in order.
+ */
+function withoutCutStarts(text: string, index: Index): string {
+  const { sorted } = index;
+  if (sorted.length === 0) return text;
+  let out = '';
+  let from = 0;
+  for (let at = 0; at + CUT_SECRET <= text.length; at++) {
+    if (at < from || (at > 0 && /[A-Za-z0-9]/.test(text[at - 1]!))) continue;
+    // Narrow the secrets that start with the text here, one character at a time.
+    let [low, high] = [0, sorted.length];
+    let length = 0;
+    while (at + length < text.length) {
+      const next = text.slice(at, at + length + 1);
+      const [l, h] = [lowerBound(sorted, next, low, high), upperBound(sorted, next, low, high)];
+      if (l >= h) break;
+      [low, high, length] = [l, h, length + 1];
+    }
+    if (length < CUT_SECRET) continue;
+    out += `${text.slice(from, at)}${sorted[low]![1]}`;
+    from = at + length;
+  }
+  return out + text.slice(from);
+}
+
+/** The first secret in [low, high) not before `prefix`. */
+function lowerBound(sorted: Known, prefix: string, low: number, high: number): number {
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    if (sorted[mid]![0] < prefix) low = mid + 1;
+    else high = mid;
+  }
+  return low;
+}
+
+/** The first secret in [low, high) that neither starts with `prefix` nor comes before it. */
+function upperBound(sorted: Known, prefix: string, low: number, high: number): number {
+  while (low < high) {
+    const mid = (low + high) >>> 1;
+    const value = sorted[mid]![0];
+    if (value < prefix || value.startsWith(prefix)) low = mid + 1;
+    else high = mid;
+  }
+  return low;
 }
