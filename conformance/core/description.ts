@@ -131,6 +131,12 @@ function templateFor(path: string): string | undefined {
   return Object.keys(paths).find((template) => new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}$`).test(path));
 }
 
+/** Whether the description documents the operation: a method of one of its paths. */
+export function documentedOperation(method: string, path: string): boolean {
+  const template = templateFor(path);
+  return template !== undefined && at(paths, template, method.toLowerCase()) !== undefined;
+}
+
 function describeErrors(errors: ErrorObject[]): string {
   return errors
     .filter((e) => !['anyOf', 'oneOf', 'allOf', 'if'].includes(e.keyword))
@@ -213,3 +219,44 @@ export function webhookBodyProblems(body: unknown, legacy: boolean): string | un
   if (validate(body)) return undefined;
   return describeErrors(validate.errors ?? []);
 }
+
+/** The fields of a create body its schema refuses: by the document's word, and by our modelling (x-assumption) only. */
+export interface RefusedFields {
+  fields: string[];
+  modelled: string[];
+}
+
+const CREATE_REQUEST = '/components/schemas/CheckoutSessionCreateRequest';
+const DOCUMENTED_KEYWORDS = ['required', 'type', 'enum', 'const'];
+
+/**
+ * The fields of a checkout session create body that its schema in the description refuses,
+ * dotted as error.param names them (`amount.total`), each once; undefined when the body is
+ * not a JSON object, which no field names. A field refused only by a rule of our modelling
+ * (a redirectUrl's length) is `modelled`: a service may take it.
+ */
+export function refusedCreateFields(body: unknown): RefusedFields | undefined {
+  if (!isObject(body)) return undefined;
+  const validate = validatorAt(CREATE_REQUEST);
+  if (validate(body)) return { fields: [], modelled: [] };
+  // The body's own mark of modelling is for the ways of reading JSON it adds, not its fields.
+  const { 'x-assumption': _, ...fieldsOf } = resolve(pointerGet(description, CREATE_REQUEST)) as JsonObject;
+  const byField = new Map<string, boolean>();
+  for (const e of validate.errors ?? []) {
+    const segments = e.instancePath.split('/').slice(1).map(unescapePointer);
+    const field = [...segments, ...(e.keyword === 'required' ? [String(at(e.params, 'missingProperty'))] : [])].join(
+      '.',
+    );
+    // A field missing, of the wrong type or out of its list is the document's word, and so
+    // is an address no standard parses ("valid absolute URL"); a length, a pattern or which
+    // standard's syntax, on a field marked as modelled, is ours.
+    const unparsable = e.keyword === 'format' && typeof e.data === 'string' && !URL.canParse(e.data);
+    const modelled = !DOCUMENTED_KEYWORDS.includes(e.keyword) && !unparsable && assumedAlong(fieldsOf, segments);
+    if (field !== '') byField.set(field, (byField.get(field) ?? true) && modelled);
+  }
+  const fields = [...byField].filter(([, modelled]) => !modelled).map(([field]) => field);
+  const modelled = [...byField].filter(([, only]) => only).map(([field]) => field);
+  return { fields, modelled };
+}
+
+const unescapePointer = (segment: string) => segment.replace(/~1/g, '/').replace(/~0/g, '~');

@@ -56,6 +56,34 @@ export function backoffProblem(sentAt: readonly number[]): string | undefined {
   return undefined;
 }
 
+/** Slack for the clocks of whoever recorded the two requests. */
+const CLOCK_SLACK_MS = 50;
+
+/**
+ * The wait a Retry-After asks for, in ms: delay-seconds or an HTTP-date (RFC 9110, 10.2.3)
+ * read against the time it was answered; undefined when it is neither.
+ */
+export function retryAfterMs(value: string | undefined, answeredAt: number): number | undefined {
+  const text = value?.trim() ?? '';
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - answeredAt);
+}
+
+/**
+ * A request sent again `waitedMs` after the one answered 429 with `retryAfter` (our
+ * modelling of throttling: the document shows no rate limit): sooner than it asked is a problem.
+ */
+export function retryAfterProblem(
+  waitedMs: number,
+  retryAfter: string | undefined,
+  answeredAt: number,
+): string | undefined {
+  const asked = retryAfterMs(retryAfter, answeredAt);
+  if (asked === undefined || waitedMs >= asked - CLOCK_SLACK_MS) return undefined;
+  return `${waitedMs} ms after a 429 whose Retry-After was ${retryAfter!.trim()}${/^\d+$/.test(retryAfter!.trim()) ? ' s' : ''}`;
+}
+
 /** Decimal places of a JSON number literal's value (2.5e1 has none, 1.005 three). */
 export function decimals(literal: string): number {
   const [mantissa, exponent = '0'] = literal.toLowerCase().split('e');

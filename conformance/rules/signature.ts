@@ -17,6 +17,9 @@ const headerOf = (d: SignedDelivery): string | undefined => {
   return header === undefined ? undefined : String(header);
 };
 
+/** Receivers reject a signature whose t is older than five minutes (Receiver verification step 4). */
+export const TOLERANCE_S = 300;
+
 /** Further than this from the time of arrival, t cannot be unix seconds (a day either way). */
 const PLAUSIBLE_T_S = 86_400;
 
@@ -81,3 +84,16 @@ export function digestProblem(d: SignedDelivery, secret: string): string | undef
 }
 
 export const verifies = (d: SignedDelivery, secret: string): boolean => digestProblem(d, secret) === undefined;
+
+/** How old the delivery's signature timestamp was when it arrived, in seconds (undefined without a t). */
+export function signatureAge(d: SignedDelivery): number | undefined {
+  const t = signatureT(d);
+  return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
+}
+
+/** Why the delivery could never be accepted for the age of its t at arrival, if so (Receiver verification step 4). */
+export function staleSignatureProblem(d: SignedDelivery): string | undefined {
+  const age = signatureAge(d);
+  if (age === undefined || age <= TOLERANCE_S) return undefined;
+  return `The signature's t was ${age} s old when the delivery arrived; receivers reject t older than ${TOLERANCE_S} s, so this delivery can never be accepted.`;
+}

@@ -16,7 +16,7 @@ import type { CheckContext } from './context/check-context.ts';
 import type { Hook } from './context/hooks.ts';
 import type { Org } from './context/organisations.ts';
 import { at, show, text } from '../../core/json.ts';
-import { digestProblem, headerFormatProblem, signatureT, unixSecondsProblem } from '../../rules/signature.ts';
+import { digestProblem, headerFormatProblem, unixSecondsProblem } from '../../rules/signature.ts';
 import { UUID } from '../../rules/values.ts';
 import { CheckFailure, CheckSkipped } from '../../core/outcome.ts';
 import { poll } from '../../core/poll.ts';
@@ -31,8 +31,6 @@ export const CLOCK_STEPS = [60, 240, 3300, 82800];
 export const HOLD_MS = 7000;
 /** Well inside the five seconds: an answer this slow is still an answer in time. */
 export const SLOW_ANSWER_MS = 3500;
-/** Receivers reject a signature whose t is older than five minutes (Receiver verification step 4). */
-export const TOLERANCE_S = 300;
 /** How far t may be from the time of arrival before the sender's clock or queue is suspect (should). */
 export const FRESH_ALLOWANCE_S = 30;
 
@@ -256,10 +254,4 @@ export function expectSigned(d: Received, secret: string, what: string, org: Org
   const reason = digestProblem(d, secret);
   if (reason)
     failWith(`${what}: the signature does not verify with the organisation's secret over the raw body (${reason}).`, d);
-}
-
-/** How old the delivery's signature timestamp was when it arrived, in seconds (undefined without a t). */
-export function signatureAge(d: Received): number | undefined {
-  const t = signatureT(d);
-  return t === undefined ? undefined : Math.round(d.receivedAt / 1000 - t);
 }

@@ -141,6 +141,11 @@ export class TrafficRun {
     return this.clockMoves.some((t) => t >= from && t <= to);
   }
 
+  /** Whether an organisation's clock was moved before the exchange: what it stamps may follow that clock. */
+  clockMovedBefore(o: Observed): boolean {
+    return this.clockMoves.some((t) => t <= o.entry.startedAt);
+  }
+
   /** Exchanges (the API's, by default) by party, each in order; those of no known party left out. */
   byParty(of: readonly Observed[] = this.api): Map<string, Observed[]> {
     const parties = new Map<string, Observed[]>();

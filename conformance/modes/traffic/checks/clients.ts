@@ -5,7 +5,7 @@
  * anywhere, grouped by the client that sent them (context.ts says how).
  */
 import { CheckFailure, CheckSkipped } from '../../../core/outcome.ts';
-import { amountProblem, backoffProblem, repeatProblem, sameJson } from '../../../rules/client.ts';
+import { amountProblem, backoffProblem, repeatProblem, retryAfterProblem, sameJson } from '../../../rules/client.ts';
 import {
   apiPath,
   clientIdOf,
@@ -290,5 +290,35 @@ export const clientChecks: TrafficCheck[] = [
         (o) => amountProblem(o.entry.request.body ?? ''),
         'creates',
       ),
+  },
+  {
+    id: 'TRAFFIC-039',
+    clauses: ['auth.exchange'],
+    assumption:
+      'the service may answer 429 with Retry-After (our modelling of its throttling; the document shows no rate limit): a client asks again no sooner than that',
+    section: AUTH,
+    title: 'a request answered 429 is not sent again before its Retry-After',
+    async run(run) {
+      let judged = 0;
+      for (const [, list] of sequences(run))
+        for (const [i, o] of list.entries()) {
+          const retryAfter = o.entry.response?.headers['retry-after'];
+          if (statusOf(o) !== 429 || retryAfter === undefined) continue;
+          // The same request again, the next of its kind: a token request, or the one refused.
+          const again = list
+            .slice(i + 1)
+            .find((next) => (isTokenRequest(o) ? isTokenRequest(next) : sameRequest(next, o)));
+          if (!again) continue;
+          judged += 1;
+          const problem = retryAfterProblem(
+            again.entry.startedAt - o.entry.startedAt,
+            retryAfter,
+            o.entry.startedAt + (o.entry.durationMs ?? 0),
+          );
+          if (problem) fail(again, `sent again ${problem}`);
+        }
+      if (judged === 0)
+        throw new CheckSkipped('the traffic holds no 429 with a Retry-After a client asked again after');
+    },
   },
 ];

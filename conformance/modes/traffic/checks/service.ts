@@ -4,11 +4,25 @@
  * as the recorded sequences show it. Each applies a shared rule (core/description.ts,
  * rules/) to what the traffic holds; a rule the traffic holds nothing for is not judged.
  */
-import { CONTRACT_CLAUSES, type ContractProblem, contractProblems } from '../../../core/description.ts';
+import { ACCOUNT_CONFIGURATION_CODES } from '@payment-service/contract/errors';
+import {
+  CONTRACT_CLAUSES,
+  type ContractProblem,
+  contractProblems,
+  documentedOperation,
+  refusedCreateFields,
+} from '../../../core/description.ts';
 import { at, isObject } from '../../../core/json.ts';
 import { CheckFailure, CheckSkipped } from '../../../core/outcome.ts';
 import type { Check } from '../../../runner/check-definition.ts';
-import { detailsPlacementProblem, docsUrlOf, docUrlProblem, plainErrorProblem } from '../../../rules/errors.ts';
+import {
+  detailsPlacementProblem,
+  docsUrlOf,
+  docUrlProblem,
+  namedFields,
+  plainErrorProblem,
+  validationDetailsProblem,
+} from '../../../rules/errors.ts';
 import { sameJson } from '../../../rules/client.ts';
 import { replayDifferences } from '../../../rules/session.ts';
 import { tokenResponseProblem } from '../../../rules/token.ts';
@@ -75,9 +89,9 @@ const envelopeOf = (o: Observed) => {
 };
 
 /**
- * Creates of one party under one Idempotency-Key, in order: the sequences idempotency is
- * judged on. A key is remembered 24 hours; a create later than that, or after the
- * organisation's clock was moved, starts a sequence of its own.
+ * Creates of one party under one Idempotency-Key, in order, from the first that stored a
+ * result: the sequences idempotency is judged on. A key is remembered 24 hours; a create
+ * later than that, or after the organisation's clock was moved, is left out.
  */
 function keyedCreates(run: TrafficRun): Observed[][] {
   const groups = new Map<string, Observed[]>();
@@ -88,15 +102,60 @@ function keyedCreates(run: TrafficRun): Observed[][] {
       const id = `${party}\n${apiPath(o)}\n${key}`;
       groups.set(id, [...(groups.get(id) ?? []), o]);
     }
+  // Only an answer of the create itself (2xx, or a 400 refusal) stores, replays or conflicts:
+  // a create answered 500 or not at all stored nothing (Idempotency rules: a 500 is retried
+  // under its key), and a 401 (an expired token), 404 or 429 comes before the key is read.
+  const ofTheCreate = (o: Observed) => {
+    const status = o.entry.response?.status ?? 0;
+    return (status >= 200 && status < 300) || status === 400;
+  };
   return [...groups.values()]
-    .map(([first, ...later]) => [
-      first!,
-      ...later.filter(
-        (o) => o.entry.startedAt - first!.entry.startedAt < KEY_MEMORY_MS && !run.clockMovedBetween(first!, o),
-      ),
-    ])
+    .map((creates) => {
+      const settled = creates.findIndex(ofTheCreate);
+      if (settled < 0) return [];
+      const first = creates[settled]!;
+      return [
+        first,
+        ...creates
+          .slice(settled + 1)
+          .filter(
+            (o) =>
+              ofTheCreate(o) &&
+              o.entry.startedAt - first.entry.startedAt < KEY_MEMORY_MS &&
+              !run.clockMovedBetween(first, o) &&
+              !serviceClockJumped(first, o),
+          ),
+      ];
+    })
     .filter((g) => g.length > 1);
 }
+
+/**
+ * Whether the service's own clock, as the expiresAt of its answers shows it, ran ahead
+ * between two creates by more than the time between them: an organisation's clock moved
+ * by a harness the traffic holds no record of (an adapter of its own), past a key's memory.
+ */
+function serviceClockJumped(first: Observed, later: Observed): boolean {
+  const expiry = (o: Observed) => Date.parse(String(at(jsonOf(o.entry.response?.body), 'expiresAt') ?? ''));
+  const ran = expiry(later) - expiry(first);
+  return Number.isFinite(ran) && ran - (later.entry.startedAt - first.entry.startedAt) > CLOCK_SLACK_MS;
+}
+const CLOCK_SLACK_MS = 60_000;
+
+/** The codes the document checks after validation (Validation and configuration order and errors). */
+const CONFIGURATION_CODES = ['currency_mismatch', ...ACCOUNT_CONFIGURATION_CODES] as const;
+/**
+ * Fields whose rules go beyond the body's schema, to what only the service knows: a
+ * webhookUrl "publicly reachable", a redirectUrl "valid absolute URL". A service may refuse
+ * them in a body the schema accepts, and name them beside the fields the schema refuses.
+ */
+const CONTEXT_FIELDS = ['webhookUrl', 'redirectUrl'];
+/**
+ * What a create under a used key with another body may get: idempotency_error, or the new
+ * body's own refusal, since the document states no order between them (its table lists
+ * idempotency_error after validation and configuration).
+ */
+const NEW_BODY_REFUSALS: readonly string[] = ['idempotency_error', 'validation_failed', ...CONFIGURATION_CODES];
 
 /** How long the service remembers an Idempotency-Key (Idempotency rules: 24 hours). */
 const KEY_MEMORY_MS = 24 * 3600 * 1000;
@@ -204,8 +263,7 @@ export const serviceChecks: TrafficCheck[] = [
         (again) => {
           const { first } = pairs.find((p) => p.again === again)!;
           const [was, now] = [first.entry.response!, again.entry.response!];
-          // A refusal replays as the same refusal; a create answered 500 may be made on a retry.
-          if (was.status >= 500) return undefined;
+          // A refusal replays as the same refusal.
           if (now.status !== was.status) return `answered ${now.status}; the first (${named(first)}) was ${was.status}`;
           if (was.status !== 200)
             return errorCodeOf(again) === errorCodeOf(first)
@@ -222,7 +280,8 @@ export const serviceChecks: TrafficCheck[] = [
     id: 'TRAFFIC-010',
     clauses: ['idem.conflict', 'order.idempotency', 'code.idempotency'],
     section: 'Idempotency',
-    title: 'the same key with another body, after a create it made, is answered 400 idempotency_error',
+    title:
+      'the same key with another body, after a create it made, is answered 400 idempotency_error or the new body’s own refusal',
     async run(run) {
       const conflicts = keyedCreates(run).flatMap(([first, ...later]) =>
         first!.entry.response!.status === 200
@@ -234,13 +293,144 @@ export const serviceChecks: TrafficCheck[] = [
       firstWrong(
         conflicts,
         (o) =>
-          o.entry.response!.status === 400 && errorCodeOf(o) === 'idempotency_error'
+          o.entry.response!.status === 400 && NEW_BODY_REFUSALS.includes(errorCodeOf(o) ?? '')
             ? undefined
             : `answered ${o.entry.response!.status} ${errorCodeOf(o) ?? ''}`.trimEnd() +
-              '; the document: 400 idempotency_error',
+              '; the document: 400 idempotency_error (or the new body’s own refusal)',
         'creates under a used key with another body',
       );
     },
+  },
+  {
+    id: 'TRAFFIC-011',
+    clauses: ['token.400', 'conv.request-body', 'token.client-id', 'token.plain-error'],
+    section: 'Authentication',
+    title: 'a token request sent as JSON, or without clientId or clientSecret, is answered 400',
+    run: async (run) =>
+      firstWrong(
+        run.expect(
+          (o) => isTokenRequest(o) && o.requestBodyRecorded && malformedTokenRequest(o) !== undefined,
+          'token request sent as JSON or without a field',
+        ),
+        (o) => {
+          const status = o.entry.response?.status;
+          // A failure of the service, or its throttling, says nothing of how it reads the body.
+          if (status === undefined || status === 429 || status >= 500 || status === 400) return undefined;
+          return `answered ${status} to a token request ${malformedTokenRequest(o)}; the document: 400 Invalid credentials`;
+        },
+        'malformed token requests',
+      ),
+  },
+  {
+    id: 'TRAFFIC-012',
+    clauses: ['token.401', 'token.identical'],
+    section: 'Authentication',
+    title:
+      'every 401 of the token endpoint is the same answer: an unknown client id and a wrong secret are not told apart',
+    async run(run) {
+      const refused = run.expect(
+        (o) => isTokenRequest(o) && o.entry.response?.status === 401 && o.responseBodyRecorded,
+        'token request answered 401',
+      );
+      if (refused.length < 2)
+        throw new CheckSkipped('the traffic holds one token request answered 401: nothing to compare it with');
+      const first = refused[0]!;
+      firstWrong(
+        refused.slice(1),
+        (o) =>
+          sameJson(idLike(o.entry.response!.body), idLike(first.entry.response!.body))
+            ? undefined
+            : `answered ${o.entry.response!.body.slice(0, 120)}, where ${named(first)} was answered ${first.entry.response!.body.slice(0, 120)}: a difference tells which client ids exist`,
+        'token requests answered 401',
+      );
+    },
+  },
+  {
+    id: 'TRAFFIC-013',
+    clauses: [
+      'order.validation',
+      'code.validation-failed',
+      'err.param',
+      'err.details',
+      'err.details-entry',
+      'create.type',
+      'create.amount',
+      'create.total',
+      'create.creditor-reference',
+      'create.reference',
+      'create.particulars',
+      'create.code',
+      'create.redirect-url',
+      'create.checkout-method',
+      'create.description',
+      'limit.total',
+      'limit.reference',
+      'limit.particulars',
+      'limit.code',
+      'limit.description',
+    ],
+    section: 'Validation',
+    title:
+      'a checkout session create is refused validation_failed, before any configuration code, exactly when the description refuses its body, naming the failing fields',
+    run: async (run) =>
+      firstWrong(
+        run.expect(
+          (o) =>
+            o.entry.request.method === 'POST' &&
+            apiPath(o) === '/api/checkout-sessions' &&
+            o.requestBodyRecorded &&
+            o.responseBodyRecorded &&
+            refusedCreateFields(jsonOf(o.entry.request.body)) !== undefined,
+          'checkout session create with a JSON object body and its answer',
+        ),
+        (o) => {
+          const { fields: fails, modelled } = refusedCreateFields(jsonOf(o.entry.request.body))!;
+          const { status, body } = o.entry.response!;
+          const code = errorCodeOf(o);
+          // Fields the service may refuse or take: those of our modelling, and those whose rules need its knowledge.
+          const may = [...modelled, ...CONTEXT_FIELDS].filter((f) => !fails.includes(f));
+          if (fails.length > 0) {
+            if (status >= 200 && status < 300)
+              return `made a session of a body the description refuses (${fails.join(', ')}); the document: 400 validation_failed`;
+            // A currency out of range differs from the settlement currency too (VAL-030 takes either).
+            if (code === 'currency_mismatch' && fails.every((f) => f === 'amount.currency')) return undefined;
+            if ((CONFIGURATION_CODES as readonly string[]).includes(code ?? ''))
+              return `answered ${code} to a body that fails validation (${fails.join(', ')}); validation comes first`;
+            return code === 'validation_failed' ? validationDetailsProblem(jsonOf(body), fails, may) : undefined;
+          }
+          if (code !== 'validation_failed') return undefined;
+          const accepted = namedFields(jsonOf(body)).filter((n) => !may.some((f) => n === f || n.startsWith(`${f}.`)));
+          return accepted.length > 0
+            ? `refused validation_failed naming ${accepted.join(', ')}, which the description accepts in this body`
+            : undefined;
+        },
+        'checkout session creates',
+      ),
+  },
+  {
+    id: 'TRAFFIC-014',
+    clauses: ['ep.bearer', 'auth.bearer', 'status.401', 'code.unauthorized', 'code.invalid-token'],
+    section: 'Authentication',
+    title:
+      'a request without Authorization: Bearer <token> is answered 401 unauthorized, one with a double-prefixed token 401 invalid_token',
+    run: async (run) =>
+      firstWrong(
+        run.expect(
+          (o) => !isTokenRequest(o) && malformedAuthorization(o) !== undefined,
+          'request to the API without Authorization: Bearer <token>, or with a double-prefixed token',
+        ),
+        (o) => {
+          const { expected, how } = malformedAuthorization(o)!;
+          const status = o.entry.response!.status;
+          // A failure of the service, or its throttling, says nothing of how it reads the header.
+          if (status === 429 || status >= 500) return undefined;
+          return status === 401 && errorCodeOf(o) === expected
+            ? undefined
+            : `answered ${status} ${errorCodeOf(o) ?? ''}`.trimEnd() +
+                ` to a request ${how}; the document: 401 ${expected}`;
+        },
+        'requests without a well-formed bearer token',
+      ),
   },
 ];
 
@@ -253,4 +443,38 @@ export function lifetimeMs(o: Observed): number | undefined {
   const unit = match[2]!.toLowerCase();
   const scale = unit.startsWith('h') ? 3_600_000 : unit.startsWith('m') ? 60_000 : 1000;
   return Number(match[1]) * scale;
+}
+
+/** How a token request breaks the endpoint's form, if it does: sent as JSON (or not as a form), or without a field. */
+function malformedTokenRequest(o: Observed): string | undefined {
+  const type = o.entry.request.headers['content-type'] ?? '';
+  if (!/application\/x-www-form-urlencoded/i.test(type)) return `sent as ${type || 'a body of no type'}`;
+  const form = new URLSearchParams(o.entry.request.body ?? '');
+  const missing = ['clientId', 'clientSecret'].filter((name) => !form.get(name));
+  return missing.length > 0 ? `without ${missing.join(' or ')}` : undefined;
+}
+
+/**
+ * An answer with its id-like values (a request id, a time: a run of letters and digits with
+ * a digit in it) made alike: a recording holds each answer once, so what changes with every
+ * answer cannot be told from what tells a known client id from an unknown one.
+ */
+const idLike = (body: string) => body.replace(/[\w:.+-]*\d[\w:.+-]*/g, '#');
+
+/**
+ * How a request's Authorization breaks `Bearer <token>`, and the code the document gives it
+ * (Errors: unauthorized, "no Authorization header, or not of the form Bearer <token>";
+ * invalid_token, a token "double-prefixed"). A recording shows the token by a placeholder,
+ * which keeps the form.
+ */
+function malformedAuthorization(o: Observed): { expected: string; how: string } | undefined {
+  // Only where the description says a token is asked for: elsewhere a 404 may come first.
+  if (!documentedOperation(o.entry.request.method, apiPath(o))) return undefined;
+  const value = o.entry.request.headers.authorization;
+  if (value === undefined) return { expected: 'unauthorized', how: 'without Authorization' };
+  // An auth scheme is named in any case (RFC 9110, 11.1): only another scheme is not Bearer.
+  const scheme = value.trim().split(/\s+/)[0]!;
+  if (!/^bearer$/i.test(scheme)) return { expected: 'unauthorized', how: `with Authorization: ${scheme} …` };
+  if (/^Bearer Bearer \S/.test(value)) return { expected: 'invalid_token', how: 'with a double-prefixed token' };
+  return undefined;
 }

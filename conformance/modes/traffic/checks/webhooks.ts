@@ -5,13 +5,23 @@
  */
 import { webhookBodyProblems } from '../../../core/description.ts';
 import { CheckSkipped } from '../../../core/outcome.ts';
-import { digestProblem, headerFormatProblem } from '../../../rules/signature.ts';
+import {
+  digestProblem,
+  headerFormatProblem,
+  type SignedDelivery,
+  staleSignatureProblem,
+} from '../../../rules/signature.ts';
 import { jsonOf } from '../context.ts';
 import type { Observed } from '../read.ts';
 import { firstWrong, type TrafficCheck } from './service.ts';
 
 const EVENTS = 'Events';
 const signatureOf = (o: Observed) => o.entry.request.headers['service-signature'];
+const signedDelivery = (d: Observed): SignedDelivery => ({
+  raw: Buffer.from(d.entry.request.body ?? ''),
+  headers: d.entry.request.headers,
+  receivedAt: d.entry.startedAt,
+});
 
 function deliveries(o: { deliveries: Observed[] }, signed: boolean): Observed[] {
   const found = o.deliveries.filter((d) => d.requestBodyRecorded && (!signed || signatureOf(d) !== undefined));
@@ -54,19 +64,23 @@ export const webhookChecks: TrafficCheck[] = [
     async run(run) {
       const secret = run.webhookSecret;
       if (secret === undefined) throw new CheckSkipped('needs --webhook-secret: a digest is verified with it');
-      firstWrong(
-        deliveries(run, true),
-        (d) =>
-          digestProblem(
-            {
-              raw: Buffer.from(d.entry.request.body ?? ''),
-              headers: d.entry.request.headers,
-              receivedAt: d.entry.startedAt,
-            },
-            secret,
-          ),
-        'signed deliveries',
-      );
+      firstWrong(deliveries(run, true), (d) => digestProblem(signedDelivery(d), secret), 'signed deliveries');
+    },
+  },
+  {
+    id: 'TRAFFIC-023',
+    clauses: ['sig.format', 'limit.signature-age'],
+    section: EVENTS,
+    title:
+      'no signed delivery arrives with a t older than five minutes (every receiver following the document rejects it)',
+    async run(run) {
+      // After the sandbox moved an organisation's clock, t may follow that clock, not the recorder's.
+      const judged = deliveries(run, true).filter((d) => !run.clockMovedBefore(d));
+      if (judged.length === 0)
+        throw new CheckSkipped(
+          'every signed delivery came after an organisation’s clock was moved: its t follows that clock',
+        );
+      firstWrong(judged, (d) => staleSignatureProblem(signedDelivery(d)), 'signed deliveries');
     },
   },
 ];

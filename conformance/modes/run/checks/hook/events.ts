@@ -28,10 +28,9 @@ import {
   paidSession,
   secretOf,
   section,
-  signatureAge,
-  TOLERANCE_S,
   untilAttempt,
 } from '../../deliveries.ts';
+import { signatureAge, staleSignatureProblem } from '../../../../rules/signature.ts';
 
 /**
  * How soon after a delivery arrives the receiver's read of the session must be back: the
@@ -268,12 +267,8 @@ const checks: RunCheck[] = [
       await paidSession(ctx, org, { hook });
       const d = await firstDelivery(ctx, hook);
       expectUnixSeconds(d, org);
-      const age = signatureAge(d);
-      if (age !== undefined && age > TOLERANCE_S)
-        failWith(
-          `The signature's t was ${age} s old when the delivery arrived; receivers reject t older than ${TOLERANCE_S} s, so this delivery can never be accepted.`,
-          d,
-        );
+      const stale = staleSignatureProblem(d);
+      if (stale) failWith(stale, d);
     },
   },
   {
