@@ -5,15 +5,20 @@
  * another backoff, its token renewed a minute early, Retry-After honoured), passes every
  * check through a command driver, so the protocol is the language's own business; a naive
  * client fails the rules it breaks and no others; each client mutant (the SDK with one rule
- * broken) is caught by the checks of that rule; and a driver that breaks the protocol is
- * told so.
+ * broken) is caught by the checks of that rule, and its HAR by the TRAFFIC checks of that
+ * rule where traffic can show it (judged clean where it cannot); and a driver that breaks
+ * the protocol is told so.
  *
  * @tags long
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { totalsOf } from '../../conformance/modes/client/checks/index.ts';
 import { executeClient } from '../../conformance/modes/client/command.ts';
+import { judgeTraffic } from '../../conformance/modes/traffic/command.ts';
+import { readHar } from '../../conformance/modes/traffic/read.ts';
 import { clientMutants } from '../support/client-mutants.ts';
 import { cli, explain, runClientMode } from '../support/conformance-cli.ts';
 import { paced } from '../support/pace.ts';
@@ -98,21 +103,33 @@ describe.concurrent('each client mutant is caught by the checks of the rule it b
     it(
       `${mutant.clause}: ${mutant.name}`,
       async () => {
+        const out = mkdtempSync(path.join(tmpdir(), 'client-mutant-'));
+        const quiet = { write: () => undefined };
         const { report } = await executeClient(
           {
             baseUrl: t.url,
             sandboxToken: SANDBOX_TOKEN,
             driverModule: mutant.driver,
             only: mutant.caughtBy.join(','),
-            reporter: '',
+            reporter: 'har',
+            out,
             // A check of our modelling catches its mutant as a failure only when held strictly.
             strictAssumptions: true,
           },
-          { write: () => undefined },
+          quiet,
         );
-        const failed = report.results.filter((r) => r.status === 'failed').map((r) => r.id);
+        const failedOf = (results: typeof report.results) =>
+          results.filter((r) => r.status === 'failed').map((r) => r.id);
         const why = report.results.map((r) => `${r.id} ${r.status}: ${r.reason}`).join('\n');
-        expect(failed, why).toEqual(mutant.caughtBy);
+        expect(failedOf(report.results), why).toEqual(mutant.caughtBy);
+
+        // The same traffic, read back as `traffic --har` reads a recording made anywhere.
+        const har = path.join(out, 'conformance.har');
+        const judged = await judgeTraffic(readHar(har), { source: har, reporter: '', strictAssumptions: true }, quiet);
+        const trafficWhy = judged.report.results.map((r) => `${r.id} ${r.status}: ${r.reason}`).join('\n');
+        expect(failedOf(judged.report.results), trafficWhy).toEqual(
+          'caughtBy' in mutant.traffic ? mutant.traffic.caughtBy : [],
+        );
       },
       paced(90_000),
     );

@@ -5,7 +5,8 @@
  * check judged (--require-capabilities all) and no error. It delivers webhooks over real
  * TLS to the suite's receiver, trusting the receiver's CA. It refuses the request shapes
  * the suite modelled for payment links and legacy transactions, as the document lets it;
- * its adapter makes them in its own shapes (paymentLinks, legacyTransactions).
+ * its adapter makes them in its own shapes (paymentLinks, legacyTransactions). The traffic
+ * of that run, judged by `traffic`, fails no rule either.
  *
  * @tags long
  */
@@ -15,6 +16,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { receiverTls } from '../../conformance/modes/run/tls.ts';
+import { judgeTraffic } from '../../conformance/modes/traffic/command.ts';
+import { readHar } from '../../conformance/modes/traffic/read.ts';
 import { type CliRun, explain, expectPassed, runSuite } from '../support/conformance-cli.ts';
 import { startSecondImplementation } from '../support/second-implementation/server.ts';
 import { paced } from '../support/pace.ts';
@@ -59,7 +62,7 @@ it(
         '--require-capabilities',
         'all',
         '--reporter',
-        'json',
+        'json,har',
         // The exploration too, for a few seconds: its model is the document's, not ours.
         '--explore',
         '5',
@@ -83,6 +86,18 @@ it(
       failed.map((r) => `${r.id} ${r.level}`),
       why,
     ).toEqual(failed.map((r) => `${r.id} assumption`));
+
+    // Its traffic, read back as `traffic --har` reads a recording made anywhere: no rule of
+    // the document fails it either (our modelling of link reads may differ).
+    const har = path.join(dir, 'conformance.har');
+    const judged = await judgeTraffic(readHar(har), { source: har, reporter: '' }, { write: () => undefined });
+    const trafficWhy = judged.report.results.map((r) => `${r.id} ${r.status}: ${r.reason}`).join('\n');
+    expect(
+      judged.report.results.filter((r) => r.status === 'failed').map((r) => r.id),
+      trafficWhy,
+    ).toEqual([]);
+    for (const id of ['TRAFFIC-003', 'TRAFFIC-009', 'TRAFFIC-010', 'TRAFFIC-011', 'TRAFFIC-012', 'TRAFFIC-013'])
+      expect(judged.report.results.find((r) => r.id === id)?.status, trafficWhy).toBe('passed');
   },
   paced(300_000),
 );

@@ -13,6 +13,11 @@ export interface ClientMutant {
   /** The clause it breaks. */
   clause: string;
   caughtBy: string[];
+  /**
+   * What `traffic` makes of its HAR: the TRAFFIC checks that fail on it, or why traffic
+   * cannot show this defect (its HAR is then judged clean).
+   */
+  traffic: { caughtBy: string[] } | { cannot: string };
   driver: DriverFactory;
 }
 
@@ -63,6 +68,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'a token request sent as JSON',
     clause: 'token.form',
     caughtBy: ['CLIENT-001'],
+    traffic: { caughtBy: ['TRAFFIC-030', 'TRAFFIC-034'] },
     driver: throughFetch((next) => async (request) => {
       if (!isTokenRequest(request)) return next(request);
       const form = Object.fromEntries(new URLSearchParams(await request.text()));
@@ -79,6 +85,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'the token sent as "Token <token>"',
     clause: 'auth.bearer',
     caughtBy: ['CLIENT-002'],
+    traffic: { caughtBy: ['TRAFFIC-031'] },
     driver: throughFetch((next) => (request) => {
       const headers = new Headers(request.headers);
       const auth = headers.get('authorization');
@@ -90,6 +97,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'a new token for every call',
     clause: 'auth.reuse',
     caughtBy: ['CLIENT-003'],
+    traffic: { caughtBy: ['TRAFFIC-032'] },
     // Renewing this long before expiry is renewing every time.
     driver: (env) => sdkDriver(env, { tokenRefreshMarginMs: 10 * 60_000 }),
   },
@@ -97,6 +105,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'creates sent without an Idempotency-Key',
     clause: 'create.idempotency-key',
     caughtBy: ['CLIENT-004'],
+    traffic: { caughtBy: ['TRAFFIC-036'] },
     driver: throughFetch((next) => (request) => {
       const headers = new Headers(request.headers);
       headers.delete('idempotency-key');
@@ -108,6 +117,7 @@ export const clientMutants: ClientMutant[] = [
     clause: 'idem.no-key',
     // CLIENT-015 judges it too when the client's own timeout fires first, which depends on the machine.
     caughtBy: ['CLIENT-013', 'CLIENT-014', 'CLIENT-016', 'CLIENT-022'],
+    traffic: { caughtBy: ['TRAFFIC-035'] },
     driver: throughFetch((next) => (request) => {
       const headers = new Headers(request.headers);
       if (headers.has('idempotency-key')) headers.set('idempotency-key', randomUUID());
@@ -118,6 +128,10 @@ export const clientMutants: ClientMutant[] = [
     name: 'an Idempotency-Key made from the body, so two payments alike share one',
     clause: 'create.idempotency-key',
     caughtBy: ['CLIENT-004'],
+    traffic: {
+      cannot:
+        'two payments alike under one key read, in traffic, as one payment sent twice: what the client meant is not in it',
+    },
     driver: throughFetch((next) => async (request) => {
       if (!request.headers.has('idempotency-key')) return next(request);
       const headers = new Headers(request.headers);
@@ -134,6 +148,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'the request repeated after token_expired with the old token',
     clause: 'auth.expired',
     caughtBy: ['CLIENT-006'],
+    traffic: { caughtBy: ['TRAFFIC-033'] },
     driver: throughFetch((next) => {
       let stale: string | undefined;
       return async (request) => {
@@ -152,6 +167,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'pending taken as paid',
     clause: 'state.completed',
     caughtBy: ['CLIENT-012'],
+    traffic: { cannot: 'what a client makes of a status it read is its own: no request shows it' },
     driver: overriding((operation, driver) =>
       operation.op === 'confirmPayment'
         ? Promise.resolve(driver.handle(operation)).then((outcome) =>
@@ -172,6 +188,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'a retried create with another body under its key',
     clause: 'idem.replay',
     caughtBy: ['CLIENT-013', 'CLIENT-014', 'CLIENT-022'],
+    traffic: { caughtBy: ['TRAFFIC-035'] },
     driver: throughFetch((next) => {
       const seen = new Set<string>();
       return async (request) => {
@@ -187,6 +204,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'amounts sent as strings',
     clause: 'conv.amounts',
     caughtBy: ['CLIENT-005'],
+    traffic: { caughtBy: ['TRAFFIC-038'] },
     driver: throughFetch(
       (next) => async (request) =>
         next(await withBody(request, (b) => b.replace(/"total":(\d+(?:\.\d+)?)/, '"total":"$1"'))),
@@ -196,6 +214,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'amounts sent with binary-float noise',
     clause: 'create.total',
     caughtBy: ['CLIENT-005'],
+    traffic: { caughtBy: ['TRAFFIC-038'] },
     driver: throughFetch(
       (next) => async (request) =>
         next(
@@ -209,6 +228,10 @@ export const clientMutants: ClientMutant[] = [
     name: 'token_expired taken as final',
     clause: 'auth.expired',
     caughtBy: ['CLIENT-006'],
+    traffic: {
+      cannot:
+        'a request not repeated leaves no trace a rule can tell from a client that stopped for reasons of its own',
+    },
     driver: throughFetch((next) => async (request) => {
       const response = await next(request);
       return (await codeOf(response)) === 'token_expired' ? envelope(401, 'invalid_token') : response;
@@ -218,6 +241,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'a request answered token_expired sent again and again until it works',
     clause: 'auth.expired',
     caughtBy: ['CLIENT-007'],
+    traffic: { caughtBy: ['TRAFFIC-033'] },
     driver: throughFetch((next) => async (request) => {
       let response = await next(request.clone());
       for (let i = 0; i < 3 && (await codeOf(response)) === 'token_expired'; i++)
@@ -229,6 +253,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'unknown_api_key answered with new tokens, again and again',
     clause: 'auth.removed',
     caughtBy: ['CLIENT-008'],
+    traffic: { caughtBy: ['TRAFFIC-034'] },
     driver: throughFetch((next) => async (request) => {
       let response = await next(request.clone());
       for (let i = 0; i < 4 && (await codeOf(response)) === 'unknown_api_key'; i++) {
@@ -249,6 +274,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'validation_failed retried as a service failure',
     clause: 'status.400',
     caughtBy: ['CLIENT-009'],
+    traffic: { caughtBy: ['TRAFFIC-034'] },
     driver: throughFetch((next) => async (request) => {
       const response = await next(request);
       return (await codeOf(response)) === 'validation_failed' ? envelope(503, 'validation_failed') : response;
@@ -258,6 +284,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'the account-configuration codes retried',
     clause: 'code.guidance',
     caughtBy: ['CLIENT-010'],
+    traffic: { caughtBy: ['TRAFFIC-034'] },
     driver: throughFetch((next) => async (request) => {
       const response = await next(request);
       const code = await codeOf(response);
@@ -270,6 +297,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'an unknown error code crashes the client',
     clause: 'code.open',
     caughtBy: ['CLIENT-011'],
+    traffic: { caughtBy: ['TRAFFIC-034'] },
     driver: throughFetch((next) => async (request) => {
       const response = await next(request);
       const code = await codeOf(response);
@@ -281,6 +309,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'a status it does not know taken as paid',
     clause: 'state.open',
     caughtBy: ['CLIENT-012'],
+    traffic: { cannot: 'what a client makes of a status it read is its own: no request shows it' },
     driver: overriding((operation, driver) =>
       operation.op === 'confirmPayment'
         ? Promise.resolve(driver.handle({ ...operation, op: 'readSession' })).then((outcome) =>
@@ -301,12 +330,14 @@ export const clientMutants: ClientMutant[] = [
     name: 'internal_error retried at once, without waiting',
     clause: 'status.500',
     caughtBy: ['CLIENT-016'],
+    traffic: { caughtBy: ['TRAFFIC-037'] },
     driver: (env) => sdkDriver(env, { initialRetryDelayMs: 0, maxRetryDelayMs: 0 }),
   },
   {
     name: 'a 429 asked again at once, whatever its Retry-After',
     clause: 'auth.exchange',
     caughtBy: ['CLIENT-017'],
+    traffic: { caughtBy: ['TRAFFIC-039'] },
     driver: throughFetch((next) => async (request) => {
       const response = await next(request.clone());
       return response.status === 429 ? next(request) : response;
@@ -316,6 +347,9 @@ export const clientMutants: ClientMutant[] = [
     name: 'signatures accepted whatever their age',
     clause: 'verify.age',
     caughtBy: ['CLIENT-018'],
+    traffic: {
+      cannot: "the client mode hands deliveries to the driver's verifyWebhook, not over HTTP: its traffic holds none",
+    },
     driver: overriding((operation, _driver, env) => {
       if (operation.op !== 'verifyWebhook') return undefined;
       try {
@@ -342,6 +376,9 @@ export const clientMutants: ClientMutant[] = [
     name: 'an event of a kind it does not know rejected',
     clause: 'event.unknown',
     caughtBy: ['CLIENT-019'],
+    traffic: {
+      cannot: "the client mode hands deliveries to the driver's verifyWebhook, not over HTTP: its traffic holds none",
+    },
     driver: overriding((operation) =>
       operation.op === 'verifyWebhook' && !operation.body.includes('"checkout_session.completed"')
         ? { ok: false, error: { code: 'unknown_event', status: null, retryable: false } }
@@ -352,6 +389,9 @@ export const clientMutants: ClientMutant[] = [
     name: 'a legacy body taken as a signed event',
     clause: 'legacy.branch',
     caughtBy: ['CLIENT-020'],
+    traffic: {
+      cannot: "the client mode hands deliveries to the driver's verifyWebhook, not over HTTP: its traffic holds none",
+    },
     driver: overriding((operation) =>
       operation.op === 'verifyWebhook' && !operation.body.includes('"event"')
         ? {
@@ -369,6 +409,7 @@ export const clientMutants: ClientMutant[] = [
     name: 'the ids of a redirect taken as proof of payment',
     clause: 'redirect.not-proof',
     caughtBy: ['CLIENT-021'],
+    traffic: { cannot: "a redirect is the browser's, and what the client makes of it sends nothing" },
     driver: overriding((operation) =>
       operation.op === 'confirmRedirect'
         ? { ok: true, value: { paid: new URL(operation.url).searchParams.has('checkoutSessionId') } }

@@ -14,6 +14,11 @@ export interface Mutant extends Variant {
   caughtBy: string[];
   /** Checks of the same run that must still pass (the mutation is narrow). */
   stillPass?: string[];
+  /**
+   * What `traffic` makes of the run's HAR (assumptions held strictly): the TRAFFIC checks
+   * that fail on it, or why traffic cannot show this defect (its HAR then fails none).
+   */
+  traffic: { caughtBy: string[] } | { cannot: string };
 }
 
 const inFlightKeys = new Map<string, number>();
@@ -25,6 +30,7 @@ export const mutants: Mutant[] = [
     name: 'token endpoint accepts a JSON body',
     only: 'TOKEN-*',
     caughtBy: ['TOKEN-002'],
+    traffic: { caughtBy: ['TRAFFIC-011'] },
     stillPass: ['TOKEN-001', 'TOKEN-005'],
     api: {
       request: (m) => {
@@ -42,6 +48,7 @@ export const mutants: Mutant[] = [
     name: 'token endpoint tells an unknown client id from a wrong secret',
     only: 'TOKEN-*',
     caughtBy: ['TOKEN-005'],
+    traffic: { caughtBy: ['TRAFFIC-012'] },
     stillPass: ['TOKEN-001', 'TOKEN-002'],
     api: {
       response: (m, r, k) => {
@@ -55,6 +62,7 @@ export const mutants: Mutant[] = [
     name: 'token endpoint answers a missing clientId with 401',
     only: 'TOKEN-*',
     caughtBy: ['TOKEN-003'],
+    traffic: { caughtBy: ['TRAFFIC-011'] },
     stillPass: ['TOKEN-004'],
     api: {
       response: (m, r) =>
@@ -67,6 +75,7 @@ export const mutants: Mutant[] = [
     name: 'a double-prefixed token is answered unauthorized instead of invalid_token',
     only: 'AUTH-00*',
     caughtBy: ['AUTH-005'],
+    traffic: { caughtBy: ['TRAFFIC-014'] },
     stillPass: ['AUTH-001', 'AUTH-003', 'AUTH-004'],
     api: {
       response: (m, r) =>
@@ -79,6 +88,9 @@ export const mutants: Mutant[] = [
     name: 'an expired token is answered invalid_token',
     only: 'AUTH-006,AUTH-007',
     caughtBy: ['AUTH-006'],
+    traffic: {
+      cannot: "the token expired by a move of the organisation's clock: the traffic cannot date a token across it",
+    },
     stillPass: ['AUTH-007'],
     api: {
       response: (_m, r) =>
@@ -91,6 +103,10 @@ export const mutants: Mutant[] = [
     name: 'a token of a deleted key is answered token_expired',
     only: 'AUTH-008',
     caughtBy: ['AUTH-008'],
+    traffic: {
+      cannot:
+        "a key's removal is made through the sandbox or the portal: the traffic does not say which tokens it voided",
+    },
     api: {
       response: (_m, r) =>
         r.status === 401 && parse(r.body)?.error?.code === 'unknown_api_key'
@@ -102,6 +118,7 @@ export const mutants: Mutant[] = [
     name: 'param names the parent object instead of the field (amount, not amount.total)',
     only: 'VAL-001,VAL-023',
     caughtBy: ['VAL-001'],
+    traffic: { caughtBy: ['TRAFFIC-013'] },
     stillPass: ['VAL-023'],
     api: {
       response: (m, r) =>
@@ -118,6 +135,7 @@ export const mutants: Mutant[] = [
     name: 'details lists only some of the failing fields',
     only: 'VAL-032,VAL-001',
     caughtBy: ['VAL-032'],
+    traffic: { caughtBy: ['TRAFFIC-013'] },
     stillPass: ['VAL-001'],
     api: {
       response: (m, r) =>
@@ -132,6 +150,7 @@ export const mutants: Mutant[] = [
     name: '19.99 refused: multipleOf computed in binary floating point',
     only: 'VAL-002,VAL-003,VAL-004',
     caughtBy: ['VAL-003'],
+    traffic: { caughtBy: ['TRAFFIC-013'] },
     stillPass: ['VAL-002', 'VAL-004'],
     api: {
       request: (m) => {
@@ -153,6 +172,7 @@ export const mutants: Mutant[] = [
     name: 'a test key may send webhooks to a private address',
     only: 'VAL-031,VAL-041',
     caughtBy: ['VAL-041'],
+    traffic: { cannot: "whether an address is publicly reachable is the service's knowledge, not the body's" },
     stillPass: ['VAL-031'],
     api: {
       request: (m) => {
@@ -168,6 +188,7 @@ export const mutants: Mutant[] = [
     name: 'multipleOf with a tolerance: 1.0000000001 is taken as 1.00',
     only: 'VAL-006,VAL-039',
     caughtBy: ['VAL-039'],
+    traffic: { caughtBy: ['TRAFFIC-013'] },
     stillPass: ['VAL-006'],
     api: {
       request: (m) => {
@@ -184,6 +205,7 @@ export const mutants: Mutant[] = [
     name: 'a 13-character reference is accepted (cut to 12)',
     only: 'VAL-009,VAL-010',
     caughtBy: ['VAL-010'],
+    traffic: { caughtBy: ['TRAFFIC-013'] },
     stillPass: ['VAL-009'],
     api: {
       request: (m) => {
@@ -198,6 +220,7 @@ export const mutants: Mutant[] = [
     name: 'doc_url without the #: {docs_url}/errors/<code>',
     only: 'VAL-001,READ-002,RESP-005',
     caughtBy: ['RESP-005'],
+    traffic: { caughtBy: ['TRAFFIC-003', 'TRAFFIC-005'] },
     stillPass: ['VAL-001', 'READ-002'],
     api: {
       response: (_m, r) =>
@@ -213,6 +236,7 @@ export const mutants: Mutant[] = [
     name: 'open_banking_not_enabled checked before open_banking_currency_unsupported',
     only: 'CFG-004,CFG-005',
     caughtBy: ['CFG-005'],
+    traffic: { cannot: "an organisation's configuration is not in the traffic" },
     stillPass: ['CFG-004'],
     api: {
       response: (m, r, k) => {
@@ -227,6 +251,7 @@ export const mutants: Mutant[] = [
     name: 'amount.currency ignored (no currency_mismatch)',
     only: 'CFG-006,CFG-007',
     caughtBy: ['CFG-006'],
+    traffic: { cannot: "an organisation's settlement currency is its configuration, not in the traffic" },
     stillPass: ['CFG-007'],
     api: {
       request: (m) => {
@@ -241,6 +266,7 @@ export const mutants: Mutant[] = [
     name: 'a replay answers with a different status (201)',
     only: 'IDEM-001,IDEM-002',
     caughtBy: ['IDEM-001'],
+    traffic: { caughtBy: ['TRAFFIC-001', 'TRAFFIC-009'] },
     stillPass: ['IDEM-002'],
     api: {
       response: (m, r) => {
@@ -256,6 +282,7 @@ export const mutants: Mutant[] = [
     name: 'the same key with a different body makes a new session',
     only: 'IDEM-001,IDEM-002',
     caughtBy: ['IDEM-002'],
+    traffic: { caughtBy: ['TRAFFIC-010'] },
     stillPass: ['IDEM-001'],
     api: {
       response: async (m, r, _k, forward) => {
@@ -270,6 +297,7 @@ export const mutants: Mutant[] = [
     name: 'concurrent creates with one key make several sessions',
     only: 'IDEM-001,IDEM-006',
     caughtBy: ['IDEM-006'],
+    traffic: { caughtBy: ['TRAFFIC-009'] },
     stillPass: ['IDEM-001'],
     api: {
       // A second create while one with the same key is still in flight ignores the key.
@@ -291,6 +319,7 @@ export const mutants: Mutant[] = [
     name: 'a 500 forgets the Idempotency-Key: retries make new sessions',
     only: 'IDEM-007',
     caughtBy: ['IDEM-007'],
+    traffic: { caughtBy: ['TRAFFIC-009'] },
     api: {
       request: (m) => {
         const key = m.headers['idempotency-key'];
@@ -309,6 +338,10 @@ export const mutants: Mutant[] = [
     name: 'a 500 does not store the Idempotency-Key: the first retry makes a new session, later retries replay it',
     only: 'IDEM-007',
     caughtBy: ['IDEM-007'],
+    traffic: {
+      cannot:
+        "whether the create answered 500 made a session is not in the traffic: the retry that made one reads as the document's completion",
+    },
     api: (() => {
       const failed = new Set<string>();
       return {
@@ -330,6 +363,7 @@ export const mutants: Mutant[] = [
     name: 'a new token for a deleted key is refused 401 with the error envelope instead of { error: string }',
     only: 'AUTH-008,TOKEN-005',
     caughtBy: ['AUTH-008'],
+    traffic: { caughtBy: ['TRAFFIC-003', 'TRAFFIC-007', 'TRAFFIC-012'] },
     stillPass: ['TOKEN-005'],
     api: (() => {
       const deleted = new Set<string>();
@@ -360,6 +394,7 @@ export const mutants: Mutant[] = [
     name: "another organisation's session is 403, not 404",
     only: 'READ-002,READ-003',
     caughtBy: ['READ-003'],
+    traffic: { caughtBy: ['TRAFFIC-001', 'TRAFFIC-008'] },
     stillPass: ['READ-002'],
     api: {
       response: (m, r, k) => {
@@ -373,6 +408,7 @@ export const mutants: Mutant[] = [
     name: 'the retired GET /api/transaction/{cs_id} answers the session',
     only: 'READ-004',
     caughtBy: ['READ-004'],
+    traffic: { caughtBy: ['TRAFFIC-004'] },
     api: {
       request: (m) =>
         m.method === 'GET' && /^\/api\/transaction\/cs_/.test(pathOf(m))
@@ -384,6 +420,10 @@ export const mutants: Mutant[] = [
     name: "the redirect drops the merchant's own query parameters",
     only: 'LIFE-003',
     caughtBy: ['LIFE-003'],
+    traffic: {
+      cannot:
+        "the redirect is the payer's browser's, made after the sandbox's payment: a run's traffic holds no redirect",
+    },
     api: {
       response: (m, r) =>
         /^\/sandbox\/checkout-sessions\/[^/]+\/attempts$/.test(pathOf(m)) && r.status === 200
@@ -401,6 +441,7 @@ export const mutants: Mutant[] = [
     name: 'GET /api/transaction/{link id} still answers after the link settled',
     only: 'READ-008',
     caughtBy: ['READ-008'],
+    traffic: { caughtBy: ['TRAFFIC-004'] },
     api: {
       request: (m) =>
         m.method === 'GET' && /^\/api\/transaction\/[0-9a-f-]{36}$/.test(pathOf(m))
@@ -413,6 +454,7 @@ export const mutants: Mutant[] = [
     name: 'reads answer text/plain',
     only: 'READ-001,RESP-002',
     caughtBy: ['RESP-002'],
+    traffic: { caughtBy: ['TRAFFIC-002'] },
     stillPass: ['READ-001'],
     api: {
       response: (m, r) =>
@@ -423,6 +465,7 @@ export const mutants: Mutant[] = [
     name: 'the create response lacks expiresAt',
     only: 'VAL-002,RESP-003',
     caughtBy: ['RESP-003'],
+    traffic: { caughtBy: ['TRAFFIC-003'] },
     stillPass: ['VAL-002'],
     api: {
       response: (m, r) =>

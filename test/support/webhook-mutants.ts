@@ -56,6 +56,10 @@ export const webhookMutants: Mutant[] = [
     name: 'a declined attempt sends a webhook',
     only: 'HOOK-006,HOOK-001',
     caughtBy: ['HOOK-006'],
+    traffic: {
+      cannot:
+        "a declined attempt is the sandbox's, and an unsigned event of a kind the document may add is allowed: nothing in the delivery says the payment failed",
+    },
     stillPass: ['HOOK-001'],
     api: webhookOnDecline(0),
   },
@@ -63,12 +67,17 @@ export const webhookMutants: Mutant[] = [
     name: 'a declined attempt sends a webhook two seconds later',
     only: 'HOOK-006',
     caughtBy: ['HOOK-006'],
+    traffic: {
+      cannot:
+        "a declined attempt is the sandbox's, and an unsigned event of a kind the document may add is allowed: nothing in the delivery says the payment failed",
+    },
     api: webhookOnDecline(2000),
   },
   {
     name: "a declined or expired session is delivered elsewhere (the target's own records list the attempt)",
     only: 'HOOK-006,HOOK-007,HOOK-001',
     caughtBy: ['HOOK-006', 'HOOK-007'],
+    traffic: { cannot: "where a payment's events go is the target's own record, not traffic" },
     stillPass: ['HOOK-001'],
     api: {
       response: (m, r) => {
@@ -99,12 +108,20 @@ export const webhookMutants: Mutant[] = [
     name: 'the open banking rail retries after a 400',
     only: 'HOOK-026',
     caughtBy: ['HOOK-026'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     ...deliverAgainAfter(400),
   },
   {
     name: 'the legacy body names another foreignTransactionId',
     only: 'HOOK-022,HOOK-025',
     caughtBy: ['HOOK-025'],
+    traffic: {
+      cannot:
+        "the legacy body's ids are not tied to the session's create in its own traffic: the mutant's id is as well formed",
+    },
     stillPass: ['HOOK-022'],
     hook: {
       request: (m) =>
@@ -117,6 +134,7 @@ export const webhookMutants: Mutant[] = [
     name: 'a payment link reads back without its id (a modelled operation: RESP-004 under --strict-assumptions, not RESP-003)',
     only: 'READ-008,RESP-001,RESP-003,RESP-004',
     caughtBy: ['RESP-004'],
+    traffic: { caughtBy: ['TRAFFIC-004'] },
     stillPass: ['READ-008', 'RESP-001', 'RESP-003'],
     args: ['--strict-assumptions'],
     api: {
@@ -133,6 +151,10 @@ export const webhookMutants: Mutant[] = [
     name: 'the card rail makes a fourth attempt',
     only: 'HOOK-010,HOOK-013',
     caughtBy: ['HOOK-010'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     stillPass: ['HOOK-013'],
     ...(() => {
       const failures = new Map<string, number>();
@@ -148,12 +170,20 @@ export const webhookMutants: Mutant[] = [
     name: 'the webhook signature is over a re-serialised body (sent pretty-printed)',
     only: 'HOOK-001',
     caughtBy: ['HOOK-001'],
+    traffic: {
+      cannot:
+        "a digest is judged with --webhook-secret, and a run's organisations each sign with their own, which its traffic does not hold",
+    },
     hook: { request: (m) => ({ ...m, body: JSON.stringify(parse(m.body), null, 2) }) },
   },
   {
     name: 'createdAt is the time of each attempt, not of the event',
     only: 'HOOK-004,HOOK-001',
     caughtBy: ['HOOK-004'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     stillPass: ['HOOK-001'],
     hook: {
       request: (m, k) => {
@@ -167,6 +197,7 @@ export const webhookMutants: Mutant[] = [
     name: 'the signature t is ten minutes old when the delivery arrives',
     only: 'HOOK-027,HOOK-005,HOOK-002',
     caughtBy: ['HOOK-027', 'HOOK-005'],
+    traffic: { caughtBy: ['TRAFFIC-023'] },
     stillPass: ['HOOK-002'],
     hook: {
       request: (m, k) => {
@@ -181,6 +212,10 @@ export const webhookMutants: Mutant[] = [
     name: 'the sender gives up on an answer after 1.5 s (a receiver answering in 3.5 s is counted as failed)',
     only: 'HOOK-028,HOOK-029,HOOK-001',
     caughtBy: ['HOOK-028', 'HOOK-029'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     stillPass: ['HOOK-001'],
     hook: {
       request: (m, _k, forward) =>
@@ -199,6 +234,10 @@ export const webhookMutants: Mutant[] = [
     name: 'a card delivery answered 400 is retried',
     only: 'HOOK-013,HOOK-010',
     caughtBy: ['HOOK-013'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     stillPass: ['HOOK-010'],
     ...deliverAgainAfter(400, 50),
   },
@@ -206,6 +245,10 @@ export const webhookMutants: Mutant[] = [
     name: 'the open banking rail makes a second attempt after a 500',
     only: 'HOOK-015,HOOK-018',
     caughtBy: ['HOOK-015'],
+    traffic: {
+      cannot:
+        'the same event may arrive again by another path (Duplicates): the traffic cannot tell a retry from a duplicate, nor which rail a payment took',
+    },
     stillPass: ['HOOK-018'],
     ...deliverAgainAfter(500),
   },
@@ -213,6 +256,10 @@ export const webhookMutants: Mutant[] = [
     name: 'after rotation deliveries are still signed with the old secret',
     only: 'HOOK-020,HOOK-024,HOOK-001',
     caughtBy: ['HOOK-020', 'HOOK-024'],
+    traffic: {
+      cannot:
+        "a digest is judged with --webhook-secret, and a run's organisations each sign with their own, which its traffic does not hold",
+    },
     stillPass: ['HOOK-001'],
     hook: {
       request: (m, k) => {
@@ -231,6 +278,9 @@ export const webhookMutants: Mutant[] = [
     name: 'the signing_secret_unavailable fault still sends a signature header',
     only: 'HOOK-021',
     caughtBy: ['HOOK-021'],
+    traffic: {
+      cannot: 'the fault is set through the sandbox: a signed delivery is what the traffic expects otherwise',
+    },
     hook: {
       request: (m) =>
         m.headers['service-signature'] || !parse(m.body)?.event
@@ -245,6 +295,7 @@ export const webhookMutants: Mutant[] = [
     name: 'the legacy body gains an event field',
     only: 'HOOK-022',
     caughtBy: ['HOOK-022'],
+    traffic: { caughtBy: ['TRAFFIC-020'] },
     hook: {
       request: (m) =>
         parse(m.body) && !parse(m.body).event
