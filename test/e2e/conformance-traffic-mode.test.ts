@@ -212,6 +212,81 @@ describe('the traffic of clients', () => {
   );
 });
 
+describe('a refused request sent again', () => {
+  /** A HAR of one client: each step a token request (its answer naming `token`) or an API call with one. */
+  const harOf = (steps: Array<{ token: string } | { with: string; status: number; code: string }>) => ({
+    log: {
+      version: '1.2',
+      entries: steps.map((step, i) => {
+        const at = new Date(Date.UTC(2026, 10, 28, 12, 0, i)).toISOString();
+        const answer = (status: number, json: unknown) => ({
+          status,
+          headers: [{ name: 'Content-Type', value: 'application/json' }],
+          content: { size: 0, mimeType: 'application/json', text: JSON.stringify(json) },
+        });
+        if ('token' in step)
+          return {
+            startedDateTime: at,
+            time: 2,
+            request: {
+              method: 'POST',
+              url: 'https://pay.example/api/token',
+              headers: [{ name: 'Content-Type', value: 'application/x-www-form-urlencoded' }],
+              postData: {
+                mimeType: 'application/x-www-form-urlencoded',
+                text: 'clientId=ck_test_1&clientSecret=cs_secret_1',
+              },
+            },
+            response: answer(200, { accessToken: step.token, tokenType: 'Bearer', expiresIn: '5m' }),
+          };
+        return {
+          startedDateTime: at,
+          time: 2,
+          request: {
+            method: 'GET',
+            url: 'https://pay.example/api/checkout-sessions/cs_missing',
+            headers: [{ name: 'Authorization', value: `Bearer ${step.with}` }],
+          },
+          response: answer(step.status, {
+            error: {
+              code: step.code,
+              message: step.code,
+              param: null,
+              doc_url: `https://pay.example/docs/errors/#${step.code}`,
+            },
+          }),
+        };
+      }),
+    },
+  });
+  const judged = async (name: string, steps: Parameters<typeof harOf>[0]) => {
+    const file = path.join(scratch, `${name}.har`);
+    writeFileSync(file, JSON.stringify(harOf(steps)));
+    return judge(['--har', file]);
+  };
+
+  it('after a 404, with a new token fetched on the way, is still a retry; after invalid_token, a new token is the fix', async () => {
+    const notFound = await judged('repeat-404', [
+      { token: 'tok_first_0123456789' },
+      { with: 'tok_first_0123456789', status: 404, code: 'not_found' },
+      { token: 'tok_second_0123456789' },
+      { with: 'tok_second_0123456789', status: 404, code: 'not_found' },
+    ]);
+    expect(notFound.status['TRAFFIC-034'], notFound.explain).toBe('failed');
+    expect(notFound.reason['TRAFFIC-034']).toMatch(
+      /#4 GET \/api\/checkout-sessions\/cs_missing → 404: sent again as it was after #2/,
+    );
+
+    const invalid = await judged('repeat-401', [
+      { token: 'tok_first_0123456789' },
+      { with: 'tok_first_0123456789', status: 401, code: 'invalid_token' },
+      { token: 'tok_second_0123456789' },
+      { with: 'tok_second_0123456789', status: 404, code: 'not_found' },
+    ]);
+    expect(invalid.status['TRAFFIC-034'], invalid.explain).toBe('passed');
+  });
+});
+
 describe('webhook deliveries', () => {
   it('are verified with --webhook-secret, and not judged without it', async () => {
     const secret = 'whsec_traffic_mode_receiver_0123456789';

@@ -192,11 +192,13 @@ export const clientChecks: TrafficCheck[] = [
         for (const [i, o] of list.entries()) {
           const status = statusOf(o);
           if (!(status === 400 || status === 404 || (status === 401 && errorCodeOf(o) !== 'token_expired'))) continue;
-          const next = list[i + 1];
+          // The client's very next request, a token fetched on the way aside, the same as the
+          // refused one is a retry of it. A new token changes nothing of a 400 or a 404; a 401
+          // other than token_expired is repeated as it was only with the same token.
+          const next = isTokenRequest(o) ? list[i + 1] : list.slice(i + 1).find((later) => !isTokenRequest(later));
           if (!next) continue;
           judged += 1;
-          // The client's very next request the same as the refused one is a retry of it.
-          if (sameRequest(next, o) && tokenIdOf(next) === tokenIdOf(o))
+          if (sameRequest(next, o) && (status !== 401 || tokenIdOf(next) === tokenIdOf(o)))
             fail(
               next,
               `sent again as it was after ${named(o)}; the document: an answer of ${status} is reported, not retried`,
