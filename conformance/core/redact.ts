@@ -32,6 +32,13 @@ const SECRET_FIELDS: Record<string, Placeholder> = {
   accessToken: '$ACCESS_TOKEN',
 };
 
+/** Each secret field's value in JSON and in a form (ended by the next field, a space or a quote), made once. */
+const FIELD_PATTERNS = Object.entries(SECRET_FIELDS).map(([key, placeholder]) => ({
+  json: new RegExp(`("${key}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g'),
+  form: new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s"']*`, 'g'),
+  placeholder,
+}));
+
 /**
  * Past this many known secrets (a proxy before clients that fetch a token per call holds
  * thousands), a text is searched through an index of them rather than once per secret.
@@ -50,6 +57,8 @@ interface Index {
   byTail: Map<string, Known>;
   /** Those a cut start can be told from (longer than CUT_SECRET), in code-unit order, for prefix search. */
   sorted: Known;
+  /** The characters they start with: elsewhere no search is begun. */
+  starts: Set<string>;
 }
 
 export class Redactor {
@@ -102,10 +111,9 @@ export class Redactor {
   /** A text with every known secret, and the values of secret JSON or form fields, replaced. */
   text(text: string): string {
     let out = text;
-    for (const [key, placeholder] of Object.entries(SECRET_FIELDS)) {
-      out = out.replace(new RegExp(`("${key}"\\s*:\\s*)"(?:[^"\\\\]|\\\\.)*"`, 'g'), `$1"${placeholder}"`);
-      // A form field's value ends at the next field, space or quote.
-      out = out.replace(new RegExp(`((?:^|[&?\\s])${key}=)[^&\\s"']*`, 'g'), `$1${placeholder}`);
+    for (const { json, form, placeholder } of FIELD_PATTERNS) {
+      out = out.replace(json, `$1"${placeholder}"`);
+      out = out.replace(form, `$1${placeholder}`);
     }
     const index = this.indexed();
     if (index.longestFirst.length > FEW_SECRETS) return withoutCutStarts(withoutWhole(out, index), index);
@@ -128,7 +136,7 @@ export class Redactor {
     const sorted = longestFirst
       .filter(([value]) => value.length > CUT_SECRET)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    this.index = { longestFirst, byTail, sorted };
+    this.index = { longestFirst, byTail, sorted, starts: new Set(sorted.map(([value]) => value[0]!)) };
     return this.index;
   }
 
@@ -199,7 +207,7 @@ function withoutCutStarts(text: string, index: Index): string {
   let out = '';
   let from = 0;
   for (let at = 0; at + CUT_SECRET <= text.length; at++) {
-    if (at < from || (at > 0 && /[A-Za-z0-9]/.test(text[at - 1]!))) continue;
+    if (at < from || !index.starts.has(text[at]!) || (at > 0 && /[A-Za-z0-9]/.test(text[at - 1]!))) continue;
     // Narrow the secrets that start with the text here, one character at a time.
     let [low, high] = [0, sorted.length];
     let length = 0;
