@@ -206,7 +206,7 @@ describe('the traffic reports of run', () => {
       only: 'TOKEN-*,AUTH-008,HOOK-001',
       seed: expect.any(Number),
       explore: { seconds: 0 },
-      concurrency: 8,
+      concurrency: 16,
       settleTimeoutS: 30,
       strictAssumptions: false,
       // The target's flags as typed, the token as its shell variable: what a reproduction runs with.

@@ -167,7 +167,9 @@ export const runMode: Mode<RunFlags, CheckContext> = {
       parse: integer,
     },
     FLAGS.seed('the exploration’s seed (printed by every run): the same seed replays the same sequences'),
-    FLAGS.concurrency('checks run at once', 8),
+    // Most checks wait (on deliveries, on the five-second answer wait), not compute: more at
+    // once shortens a full run until the longest waits alone set it (bench/README.md).
+    FLAGS.concurrency('checks run at once', 16),
     {
       flags: '--min-coverage <percent>',
       description:
