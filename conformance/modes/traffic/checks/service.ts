@@ -10,6 +10,7 @@ import {
   type ContractProblem,
   contractProblems,
   documentedOperation,
+  type RefusedFields,
   refusedCreateFields,
 } from '../../../core/description.ts';
 import { at, isObject } from '../../../core/json.ts';
@@ -372,19 +373,20 @@ export const serviceChecks: TrafficCheck[] = [
     section: 'Validation',
     title:
       'a checkout session create is refused validation_failed, before any configuration code, exactly when the description refuses its body, naming the failing fields',
-    run: async (run) =>
+    async run(run) {
+      // Each body validated once: an exploration's traffic holds thousands of creates.
+      const refused = new Map<Observed, RefusedFields>();
+      const creates = run.expect((o) => {
+        if (!(o.entry.request.method === 'POST' && apiPath(o) === '/api/checkout-sessions')) return false;
+        if (!(o.requestBodyRecorded && o.responseBodyRecorded)) return false;
+        const fields = refusedCreateFields(jsonOf(o.entry.request.body));
+        if (fields) refused.set(o, fields);
+        return fields !== undefined;
+      }, 'checkout session create with a JSON object body and its answer');
       firstWrong(
-        run.expect(
-          (o) =>
-            o.entry.request.method === 'POST' &&
-            apiPath(o) === '/api/checkout-sessions' &&
-            o.requestBodyRecorded &&
-            o.responseBodyRecorded &&
-            refusedCreateFields(jsonOf(o.entry.request.body)) !== undefined,
-          'checkout session create with a JSON object body and its answer',
-        ),
+        creates,
         (o) => {
-          const { fields: fails, modelled } = refusedCreateFields(jsonOf(o.entry.request.body))!;
+          const { fields: fails, modelled } = refused.get(o)!;
           const { status, body } = o.entry.response!;
           const code = errorCodeOf(o);
           // Fields the service may refuse or take: those of our modelling, and those whose rules need its knowledge.
@@ -405,7 +407,8 @@ export const serviceChecks: TrafficCheck[] = [
             : undefined;
         },
         'checkout session creates',
-      ),
+      );
+    },
   },
   {
     id: 'TRAFFIC-014',
